@@ -1,0 +1,32 @@
+# The two commands the README opens with: `make run` and `make test`.
+# Both build their own virtualenv; `make test` also installs the real components the
+# integration tests start (Ganglia, ZooKeeper, a JDK and Maven for HBase) through deploy/.
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+
+.PHONY: run test venv system-deps bench clean
+
+$(BIN)/.installed: pyproject.toml
+	bash deploy/bootstrap-python.sh $(PYTHON) $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@
+
+venv: $(BIN)/.installed
+
+system-deps:
+	bash deploy/install-test-deps.sh
+
+run: venv
+	$(BIN)/metctl run
+
+test: venv system-deps
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+bench: venv
+	for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis out

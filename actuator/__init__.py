@@ -1,0 +1,1 @@
+"""metctl's actuator: infrastructure and data-store drivers, and the journaled executor."""

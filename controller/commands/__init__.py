@@ -1,0 +1,1 @@
+"""One module per metctl subcommand, each exposing a click `command`."""

@@ -1,0 +1,9 @@
+"""`metctl nodes` (placeholder until its issue lands)."""
+import click
+
+
+@click.command(name="nodes", context_settings={"ignore_unknown_options": True})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def command(args):
+    """Not built yet."""
+    raise click.ClickException("metctl nodes is not built yet")

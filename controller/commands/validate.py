@@ -1,0 +1,9 @@
+"""`metctl validate` (placeholder until its issue lands)."""
+import click
+
+
+@click.command(name="validate", context_settings={"ignore_unknown_options": True})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def command(args):
+    """Not built yet."""
+    raise click.ClickException("metctl validate is not built yet")

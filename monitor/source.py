@@ -1,0 +1,49 @@
+"""The metrics-source Protocol and the raw sample it returns.
+
+A source reports what it saw at one instant: system metrics per host and *cumulative*
+per-partition request counters, exactly as HBase's /jmx exposes them. Turning counters into
+rates and smoothing them is the monitor's job, so the simulator and the real sources go through
+the same path.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class HostSample:
+    host: str  # host name as the source knows it (Ganglia host name / data-store server id)
+    cpu: float | None = None  # fractions 0..1; None = missing in this sample
+    io_wait: float | None = None
+    memory: float | None = None
+    stale: bool = False
+    reason: str = ""  # why missing or stale
+
+
+@dataclass(frozen=True)
+class PartitionSample:
+    id: str
+    table: str
+    server: str  # data-store server id serving it
+    reads: float  # cumulative counters since the region opened on this server
+    writes: float
+    scans: float
+    size_mb: float | None = None
+    locality: float | None = None
+
+
+@dataclass(frozen=True)
+class Sample:
+    taken_at: float  # seconds (epoch for real sources, simulated seconds for the simulator)
+    hosts: tuple[HostSample, ...] = ()
+    partitions: tuple[PartitionSample, ...] = ()
+    # server id -> profile, when the source knows it (the simulator, the HBase driver)
+    server_profiles: dict[str, str] = field(default_factory=dict)
+    errors: tuple[str, ...] = ()  # source-level problems: unreachable endpoint, bad XML, …
+
+
+@runtime_checkable
+class MetricsSource(Protocol):
+    def sample(self) -> Sample:
+        """Collect once. Never raises for a bad endpoint: reports it in `errors` instead."""

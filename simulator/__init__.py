@@ -1,0 +1,1 @@
+"""A simulated HBase-like cluster: metric source and actuator target for demos and evaluation."""
