@@ -1,10 +1,94 @@
-"""Settings of the monitor: metric sources, sampling, smoothing."""
+"""Settings of the monitor: metric sources (Ganglia, HBase /jmx), sampling, smoothing, and the
+rule that says when a snapshot is complete enough to decide on."""
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+def _check_host_port(value: str) -> str:
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"expected HOST:PORT (port 1..65535), got {value!r}")
+    return value
 
 
 class MonitorSettings(BaseModel):
-    """(placeholder: fields arrive with the issue that owns this section)"""
+    """Where the monitor reads metrics and how it turns them into a ClusterSnapshot."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # --- Ganglia -------------------------------------------------------------------------
+    ganglia_endpoints: tuple[str, ...] = Field(
+        (), description="gmond or gmetad XML ports as HOST:PORT, tried in order (fail-over: the "
+        "first that answers with a valid dump is used). Empty: no system metrics source.")
+    ganglia_clusters: tuple[str, ...] = Field(
+        (), description="Only hosts of these Ganglia cluster names (gmetad serves several). "
+        "Empty: every cluster in the dump.")
+    ganglia_connect_timeout_s: float = Field(
+        2.0, gt=0, description="Seconds to wait for the TCP connection to a gmond/gmetad.")
+    ganglia_read_timeout_s: float = Field(
+        5.0, gt=0, description="Seconds to wait for the whole XML dump once connected; a daemon "
+        "that accepts and never answers is abandoned after this.")
+    ganglia_max_mb: float = Field(
+        64.0, gt=0, description="Largest XML dump read, in MiB; a bigger one is refused "
+        "(1,000 hosts x 30 metrics is about 8 MiB).")
+    ganglia_stale_tmax_factor: float = Field(
+        4.0, gt=0, description="A host is stale when its TN (seconds since it last reported) "
+        "exceeds this many times its TMAX — gmond's own 'host down' rule.")
+
+    # --- HBase /jmx ------------------------------------------------------------------------
+    hbase_jmx_urls: tuple[str, ...] = Field(
+        (), description="Each RegionServer's info-server base URL, e.g. http://rs1:16030 "
+        "(the monitor appends /jmx?qry=…). Empty: no per-partition source.")
+    hbase_jmx_timeout_s: float = Field(
+        5.0, gt=0, description="Seconds for one /jmx request (connect and read).")
+    hbase_jmx_max_mb: float = Field(
+        64.0, gt=0, description="Largest /jmx response read, in MiB; a bigger one is refused.")
+    hbase_rpc_port: int = Field(
+        16020, gt=0, lt=65536, description="RegionServer RPC port used in a node id "
+        "(host,port) when the /jmx beans do not name the server.")
+
+    # --- naming ----------------------------------------------------------------------------
+    host_name_rule: Literal["host_part", "short_name", "identity"] = Field(
+        "host_part", description="How a data-store server id (HBase 'host,port[,startcode]') "
+        "maps to a Ganglia host name: host_part = the part before the first comma; "
+        "short_name = host part up to the first dot (both sides compared that way); "
+        "identity = the whole id. Names are compared case-insensitively.")
+    host_name_map: dict[str, str] = Field(
+        default_factory=dict, description="Explicit server id -> Ganglia host name overrides, "
+        "applied before host_name_rule.")
+
+    # --- smoothing and completeness ---------------------------------------------------------
+    smoothing_alpha: float = Field(
+        0.5, gt=0, lt=1, description="Brown's smoothing constant alpha (0..1, exclusive): "
+        "the weight of the newest observation; higher follows changes faster.")
+    smoothing_output: Literal["level", "forecast"] = Field(
+        "level", description="Which value of Brown's double smoothing feeds decisions: the "
+        "trend-corrected level a_t (current load, default) or the one-step forecast a_t + b_t.")
+    min_fresh_fraction: float = Field(
+        1.0, ge=0, le=1, description="Fraction of nodes that must have fresh metrics for a "
+        "snapshot to be complete enough to decide on (1.0: every node).")
+    min_rated_partition_fraction: float = Field(
+        1.0, ge=0, le=1, description="Fraction of the partitions seen in the latest sample "
+        "that must have a request rate (needs two samples on the same server).")
+    max_sample_age_s: float = Field(
+        120.0, gt=0, description="A snapshot taken more than this many seconds after the last "
+        "poll has no fresh node metrics.")
+    forget_server_after_s: float = Field(
+        300.0, ge=0, description="A data-store server that stops appearing is reported missing "
+        "for this many seconds, then forgotten (it was removed, or its regions moved on).")
+
+    @field_validator("ganglia_endpoints")
+    @classmethod
+    def _endpoints(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(_check_host_port(v) for v in value)
+
+    @field_validator("hbase_jmx_urls")
+    @classmethod
+    def _urls(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for v in value:
+            if not v.startswith(("http://", "https://")):
+                raise ValueError(f"expected an http(s):// URL, got {v!r}")
+        return tuple(v.rstrip("/") for v in value)

@@ -41,6 +41,9 @@ class Sample:
     # server id -> profile, when the source knows it (the simulator, the HBase driver)
     server_profiles: dict[str, str] = field(default_factory=dict)
     errors: tuple[str, ...] = ()  # source-level problems: unreachable endpoint, bad XML, …
+    # Data-store servers this source saw alive, including those serving no partition yet (a new
+    # RegionServer). Optional: servers named in `partitions` count as seen anyway.
+    servers: tuple[str, ...] = ()
 
 
 @runtime_checkable
