@@ -1,0 +1,193 @@
+"""Reading and writing a ClusterSnapshot as JSON or YAML (the design page's contract).
+
+Reading validates everything an operator could get wrong — missing fields, wrong types,
+negative or non-finite rates, fractions outside 0..1, unknown profiles or states, a timestamp
+without a timezone, duplicate node or partition ids, a partition on a node the snapshot does
+not list — and reports the first problem as one BadInput line naming the file and the field
+(`partitions[3].node`). What comes out is the frozen dataclasses of decision/model.py.
+"""
+from __future__ import annotations
+
+import json
+import math
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+
+from controller.config import Document, load_document, parse_model
+from controller.errors import BadInput
+from decision.model import ClusterSnapshot, Node, NodeMetrics, Partition
+
+Id = Annotated[str, StringConstraints(min_length=1)]
+Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
+Rate = Annotated[float, Field(ge=0.0)]
+
+
+def _timestamp_text(value: Any) -> Any:
+    # A bare number would be read as seconds since the epoch: too easy to get wrong silently.
+    if isinstance(value, bool | int | float):
+        raise ValueError("an ISO 8601 timestamp with a timezone, e.g. 2026-11-22T10:00:00Z")
+    return value
+
+
+Timestamp = Annotated[AwareDatetime, Field(strict=False), BeforeValidator(_timestamp_text)]
+
+# strict: "0.7" is not a number and 1 is not a string here; a snapshot is written by a program
+# (the collector) or checked by a person, and silent coercion would hide a broken producer.
+_STRICT = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True)
+
+
+class NodeMetricsModel(BaseModel):
+    model_config = _STRICT
+
+    cpu: Fraction = Field(description="CPU busy fraction 0..1 (smoothed).")
+    io_wait: Fraction = Field(description="CPU time waiting for I/O, fraction 0..1.")
+    memory: Fraction = Field(description="Memory used less cache and buffers, fraction 0..1.")
+
+
+class NodeModel(BaseModel):
+    model_config = _STRICT
+
+    id: Id = Field(description="Stable id the data store uses, e.g. rs1.example.org,16020.")
+    profile: Literal["read", "write", "read_write", "scan", "default"] = "default"
+    state: Literal["active", "booting", "draining"] = "active"
+    # Required but nullable: `metrics: null` says "no fresh metrics"; leaving it out is a mistake.
+    metrics: NodeMetricsModel | None = Field(description="System metrics, or null when missing.")
+
+
+class PartitionModel(BaseModel):
+    model_config = _STRICT
+
+    id: Id = Field(description="Region encoded name.")
+    table: Id
+    node: Id = Field(description="Id of the node serving the partition (one of `nodes`).")
+    # The rates are required: a missing rate is a missing metric, never a zero.
+    reads: Rate = Field(description="Point reads (gets) per second, smoothed.")
+    writes: Rate = Field(description="Mutations per second, smoothed.")
+    scans: Rate = Field(description="Scan requests per second, smoothed.")
+    size_mb: Rate = Field(0.0, description="Stored size in MB.")
+    locality: Fraction = Field(1.0, description="Fraction of the data on the node's local disk.")
+
+
+class SnapshotModel(BaseModel):
+    model_config = _STRICT
+
+    taken_at: Timestamp
+    nodes: list[NodeModel] = Field(min_length=1)
+    partitions: list[PartitionModel] = Field(default_factory=list)
+    missing: list[str] = Field(default_factory=list,
+                               description="What the collector could not get.")
+
+
+def is_snapshot_data(data: Any) -> bool:
+    """A mapping with `nodes` or `partitions` is a snapshot (not a config)."""
+    return isinstance(data, dict) and ("nodes" in data or "partitions" in data)
+
+
+def _cross_check(model: SnapshotModel, file: str, doc: Document | None) -> None:
+    """What one field alone cannot tell: unique ids, partitions on listed nodes."""
+
+    def fail(loc: list[str | int], expected: str) -> None:
+        path = f"{loc[0]}[{loc[1]}].{loc[2]}"
+        line = doc.line_of(loc) if doc is not None else None
+        raise BadInput(file, path + (f" (line {line})" if line else ""), expected)
+
+    node_index: dict[str, int] = {}
+    for i, node in enumerate(model.nodes):
+        if node.id in node_index:
+            fail(["nodes", i, "id"], f"a unique node id ({node.id!r} is also nodes[{node_index[node.id]}])")
+        node_index[node.id] = i
+    seen: dict[str, int] = {}
+    for i, part in enumerate(model.partitions):
+        if part.id in seen:
+            fail(["partitions", i, "id"],
+                 f"a unique partition id ({part.id!r} is also partitions[{seen[part.id]}])")
+        seen[part.id] = i
+        if part.node not in node_index:
+            fail(["partitions", i, "node"], f"the id of a node in `nodes`, got {part.node!r}")
+
+
+def snapshot_from_data(data: Any, file: str | Path, doc: Document | None = None) -> ClusterSnapshot:
+    """Validate parsed data as a snapshot; BadInput on the first problem."""
+    file = str(file)
+    model = parse_model(SnapshotModel, data, file, doc)
+    _cross_check(model, file, doc)
+    return ClusterSnapshot(
+        taken_at=model.taken_at,
+        nodes=tuple(
+            Node(id=n.id, profile=n.profile, state=n.state,
+                 metrics=None if n.metrics is None else NodeMetrics(
+                     cpu=n.metrics.cpu, io_wait=n.metrics.io_wait, memory=n.metrics.memory))
+            for n in model.nodes),
+        partitions=tuple(
+            Partition(id=p.id, table=p.table, node=p.node, reads=p.reads, writes=p.writes,
+                      scans=p.scans, size_mb=p.size_mb, locality=p.locality)
+            for p in model.partitions),
+        missing=tuple(model.missing),
+    )
+
+
+def read_snapshot(path: str | Path) -> ClusterSnapshot:
+    """Read a snapshot file (JSON when it ends in .json, YAML otherwise)."""
+    doc = load_document(path)
+    return snapshot_from_data(doc.data, doc.file, doc)
+
+
+# ---------------------------------------------------------------- writing
+
+
+def _timestamp(t: datetime) -> str:
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=UTC)  # the collector's clock is UTC
+    t = t.astimezone(UTC)
+    return t.isoformat().replace("+00:00", "Z")
+
+
+def _number(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+def snapshot_to_dict(snapshot: ClusterSnapshot) -> dict[str, Any]:
+    """The contract's plain form, field order as on the design page (read back unchanged)."""
+    out: dict[str, Any] = {
+        "taken_at": _timestamp(snapshot.taken_at),
+        "nodes": [
+            {"id": n.id, "profile": n.profile, "state": n.state,
+             "metrics": None if n.metrics is None else {
+                 "cpu": _number(n.metrics.cpu), "io_wait": _number(n.metrics.io_wait),
+                 "memory": _number(n.metrics.memory)}}
+            for n in snapshot.nodes],
+        "partitions": [
+            {"id": p.id, "table": p.table, "node": p.node, "reads": _number(p.reads),
+             "writes": _number(p.writes), "scans": _number(p.scans),
+             "size_mb": _number(p.size_mb), "locality": _number(p.locality)}
+            for p in snapshot.partitions],
+    }
+    if snapshot.missing:
+        out["missing"] = list(snapshot.missing)
+    return out
+
+
+def dump_snapshot(snapshot: ClusterSnapshot, fmt: Literal["json", "yaml"] = "json") -> str:
+    """The snapshot as JSON (indented, stable) or YAML text."""
+    data = snapshot_to_dict(snapshot)
+    if fmt == "json":
+        return json.dumps(data, indent=2, allow_nan=False) + "\n"
+    if fmt == "yaml":
+        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+        return yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=None, width=4096)
+    raise ValueError(f"unknown snapshot format {fmt!r}")
+
+
+def write_snapshot(snapshot: ClusterSnapshot, path: str | Path) -> None:
+    """Write a snapshot file; the format follows the extension (.json, else YAML)."""
+    fmt: Literal["json", "yaml"] = "json" if str(path).lower().endswith(".json") else "yaml"
+    Path(path).write_text(dump_snapshot(snapshot, fmt), encoding="utf-8")
+
+
+__all__ = ["SnapshotModel", "NodeModel", "PartitionModel", "NodeMetricsModel",
+           "is_snapshot_data", "snapshot_from_data", "read_snapshot", "snapshot_to_dict",
+           "dump_snapshot", "write_snapshot"]

@@ -1,0 +1,98 @@
+"""The decision memory file: what `metctl plan --state FILE` (and the daemon) carry between
+decisions — MET Algorithm 1's `step`, whether the first decision was made, policy history.
+
+Read it when it exists (a missing file is the fresh memory of a new controller); write it
+atomically (temporary file in the same directory, fsync, os.replace), so a crash leaves the
+old memory or the new one, never half of either. A corrupt file is BadInput, never a reset:
+silently forgetting `step` would change the next scaling decision.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+
+from controller.config import parse_model
+from controller.errors import BadInput
+from decision.model import DecisionMemory, memory_to_dict
+
+STATE_VERSION = 1
+
+
+class MemoryFile(BaseModel):
+    """The on-disk form: DecisionMemory's fields plus a format version."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True)
+
+    version: Literal[1] = Field(STATE_VERSION, description="Format of this file.")
+    step: StrictInt = Field(1, ge=1, description="Nodes the next MET scale-out adds (Algorithm 1).")
+    first_decision_done: StrictBool = Field(
+        False, description="The first decision reaching Stage B (reconfigure only) was made.")
+    history: list[tuple[Annotated[StrictStr, Field(min_length=1)], StrictFloat]] = Field(
+        default_factory=list, description="Policy-private history, e.g. tiramola's cpu samples.")
+
+
+def read_memory(path: str | Path) -> DecisionMemory:
+    """The memory in `path`, or a fresh DecisionMemory when the file does not exist."""
+    file = str(path)
+    p = Path(path)
+    if not p.exists():
+        return DecisionMemory()
+    try:
+        text = p.read_text(encoding="utf-8")
+    except IsADirectoryError:
+        raise BadInput(file, "", "a state file, not a directory") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise BadInput(file, "", f"a readable state file ({err})") from None
+    if not text.strip():
+        raise BadInput(file, "", "a metctl state file (JSON), got an empty file")
+    try:
+        data = json.loads(text, parse_constant=lambda name: float("nan"))
+    except json.JSONDecodeError as err:
+        raise BadInput(file, f"line {err.lineno}, column {err.colno}",
+                       f"a metctl state file in JSON ({err.msg})") from None
+    model = parse_model(MemoryFile, data, file)
+    return DecisionMemory(step=model.step, first_decision_done=model.first_decision_done,
+                          history=tuple((k, float(v)) for k, v in model.history))
+
+
+def write_memory(path: str | Path, memory: DecisionMemory) -> None:
+    """Replace `path` with `memory` atomically (same-directory temp file, fsync, os.replace)."""
+    file = str(path)
+    p = Path(path)
+    directory = p.parent if str(p.parent) else Path(".")
+    if not directory.is_dir():
+        raise BadInput(file, "", f"a path in an existing directory ({directory} does not exist)")
+    text = json.dumps({"version": STATE_VERSION, **memory_to_dict(memory)}, indent=2,
+                      allow_nan=False) + "\n"
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=directory)
+    except OSError as err:
+        raise BadInput(file, "", f"a writable directory ({err.strerror or err})") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    # Make the rename itself durable: fsync the directory entry (POSIX; harmless elsewhere).
+    try:
+        dir_fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+__all__ = ["MemoryFile", "read_memory", "write_memory", "STATE_VERSION"]

@@ -1,0 +1,234 @@
+"""Reading and writing ClusterSnapshots: full validation, one BadInput line, exact round trip."""
+from __future__ import annotations
+
+import copy
+import json
+import math
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from controller.errors import BadInput
+from controller.snapshot_io import (
+    dump_snapshot,
+    is_snapshot_data,
+    read_snapshot,
+    snapshot_from_data,
+    snapshot_to_dict,
+    write_snapshot,
+)
+from decision.model import NODE_STATES, PROFILES, ClusterSnapshot, Node, NodeMetrics, Partition
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "configs" / "examples"
+
+
+def good() -> dict[str, Any]:
+    """A small valid snapshot as plain data (the design page's contract)."""
+    return {
+        "taken_at": "2026-11-22T10:00:00Z",
+        "nodes": [
+            {"id": "rs1.example.org,16020", "profile": "default", "state": "active",
+             "metrics": {"cpu": 0.72, "io_wait": 0.05, "memory": 0.61}},
+            {"id": "rs2.example.org,16020", "profile": "read", "state": "booting",
+             "metrics": None},
+        ],
+        "partitions": [
+            {"id": "0569b15917774c95c6546e1fb1438a0a", "table": "usertable",
+             "node": "rs1.example.org,16020", "reads": 1200.0, "writes": 30.0, "scans": 0.0,
+             "size_mb": 250, "locality": 0.97},
+            {"id": "1f2e", "table": "usertable", "node": "rs2.example.org,16020",
+             "reads": 0, "writes": 5.5, "scans": 2.0},
+        ],
+    }
+
+
+def test_the_contract_example_reads_into_the_model():
+    snap = snapshot_from_data(good(), "s.yaml")
+    assert snap.taken_at == datetime(2026, 11, 22, 10, tzinfo=UTC)
+    assert snap.nodes[0] == Node("rs1.example.org,16020", "default", "active",
+                                 NodeMetrics(0.72, 0.05, 0.61))
+    assert snap.nodes[1].metrics is None and snap.nodes[1].state == "booting"
+    assert snap.partitions[0].size_mb == 250.0 and snap.partitions[0].requests == 1230.0
+    assert snap.partitions[1].locality == 1.0  # default: all local
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.rglob("*.yaml")) + sorted(EXAMPLES.rglob("*.json")),
+                         ids=lambda p: str(p.relative_to(EXAMPLES)))
+def test_shipped_examples_are_valid_snapshots(path):
+    snap = read_snapshot(path)
+    assert snap.nodes and snap.partitions
+
+
+def test_yaml_and_json_examples_agree():
+    assert read_snapshot(EXAMPLES / "met-5-nodes.yaml") == read_snapshot(EXAMPLES / "met-5-nodes.json")
+
+
+# Each case: a change to the good snapshot, the field the error must name, words it must say.
+def _set(path: list, value):
+    def change(d):
+        target = d
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+    return change
+
+
+def _delete(path: list):
+    def change(d):
+        target = d
+        for key in path[:-1]:
+            target = target[key]
+        del target[path[-1]]
+    return change
+
+
+BAD = {
+    "partition on an unknown node": (_set(["partitions", 1, "node"], "rs9,16020"),
+                                     "partitions[1].node", "rs9,16020"),
+    "duplicate node id": (_set(["nodes", 1, "id"], "rs1.example.org,16020"),
+                          "nodes[1].id", "unique"),
+    "duplicate partition id": (_set(["partitions", 1, "id"], "0569b15917774c95c6546e1fb1438a0a"),
+                               "partitions[1].id", "unique"),
+    "negative rate": (_set(["partitions", 0, "writes"], -1.0), "partitions[0].writes",
+                      "greater than or equal to 0"),
+    "NaN rate": (_set(["partitions", 1, "scans"], float("nan")), "partitions[1].scans", "finite"),
+    "infinite rate": (_set(["partitions", 0, "reads"], float("inf")), "partitions[0].reads",
+                      "finite"),
+    "cpu above 1": (_set(["nodes", 0, "metrics", "cpu"], 1.5), "nodes[0].metrics.cpu",
+                    "less than or equal to 1"),
+    "negative locality": (_set(["partitions", 0, "locality"], -0.1), "partitions[0].locality",
+                          "greater than or equal to 0"),
+    "NaN memory": (_set(["nodes", 0, "metrics", "memory"], float("nan")),
+                   "nodes[0].metrics.memory", "finite"),
+    "unknown profile": (_set(["nodes", 0, "profile"], "turbo"), "nodes[0].profile", "'read'"),
+    "unknown state": (_set(["nodes", 1, "state"], "gone"), "nodes[1].state", "'active'"),
+    "missing rate": (_delete(["partitions", 0, "reads"]), "partitions[0].reads", "required"),
+    "missing node id": (_delete(["nodes", 0, "id"]), "nodes[0].id", "required"),
+    "missing metrics": (_delete(["nodes", 0, "metrics"]), "nodes[0].metrics", "required"),
+    "missing taken_at": (_delete(["taken_at"]), "taken_at", "required"),
+    "rate as text": (_set(["partitions", 0, "reads"], "1200"), "partitions[0].reads", "number"),
+    "cpu as text": (_set(["nodes", 0, "metrics", "cpu"], "high"), "nodes[0].metrics.cpu", "number"),
+    "bool as a rate": (_set(["partitions", 0, "scans"], True), "partitions[0].scans", "number"),
+    "id as a number": (_set(["nodes", 0, "id"], 7), "nodes[0].id", "string"),
+    "nodes not a list": (_set(["nodes"], {"id": "x"}), "nodes", "list"),
+    "no nodes": (_set(["nodes"], []), "nodes", "at least 1"),
+    "empty id": (_set(["partitions", 0, "id"], ""), "partitions[0].id", "at least 1"),
+    "unknown partition key": (_set(["partitions", 0, "region"], "x"), "partitions[0].region",
+                              "unknown key"),
+    "timestamp without timezone": (_set(["taken_at"], "2026-11-22T10:00:00"), "taken_at",
+                                   "timezone"),
+    "timestamp garbage": (_set(["taken_at"], "yesterday"), "taken_at", "ISO 8601"),
+    "timestamp as a number": (_set(["taken_at"], 1763805600), "taken_at", "ISO 8601"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_bad_snapshot_names_file_and_field(tmp_path, name, fmt):
+    change, field, words = BAD[name]
+    data = copy.deepcopy(good())
+    change(data)
+    if fmt == "json" and any(isinstance(v, float) and not math.isfinite(v) for v in _leaves(data)):
+        text = json.dumps(data)  # writes NaN/Infinity, which JSON itself forbids
+    elif fmt == "json":
+        text = json.dumps(data, allow_nan=False)
+    else:
+        text = yaml.safe_dump(data)
+    path = tmp_path / f"snap.{fmt}"
+    path.write_text(text)
+    with pytest.raises(BadInput) as info:
+        read_snapshot(path)
+    err = info.value
+    assert err.file == str(path)
+    assert "\n" not in err.line()
+    if fmt == "json" and ("NaN" in text or "Infinity" in text):
+        assert "JSON" in err.expected  # refused by the parser: not JSON at all
+        return
+    assert err.field.split(" (line")[0] == field
+    assert words in err.expected
+    if fmt == "yaml":
+        assert "(line " in err.field  # YAML errors point at the line too
+
+
+def _leaves(data):
+    if isinstance(data, dict):
+        for v in data.values():
+            yield from _leaves(v)
+    elif isinstance(data, list):
+        for v in data:
+            yield from _leaves(v)
+    else:
+        yield data
+
+
+def test_yaml_nan_and_inf_literals_are_refused(tmp_path):
+    path = tmp_path / "s.yaml"
+    text = yaml.safe_dump(good()).replace("reads: 1200.0", "reads: .nan")
+    path.write_text(text)
+    with pytest.raises(BadInput) as info:
+        read_snapshot(path)
+    assert info.value.field.startswith("partitions[0].reads")
+
+
+def test_missing_list_is_kept():
+    data = good() | {"missing": ["node rs2.example.org,16020: ganglia host stale"]}
+    assert snapshot_from_data(data, "s").missing == ("node rs2.example.org,16020: ganglia host stale",)
+
+
+def test_is_snapshot_data():
+    assert is_snapshot_data(good())
+    assert is_snapshot_data({"partitions": []})
+    assert not is_snapshot_data({"policy": {}})
+    assert not is_snapshot_data([1, 2])
+
+
+# ------------------------------------------------------------------ writing and round trips
+
+ids = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")),
+              min_size=1, max_size=12)
+fractions = st.floats(0.0, 1.0, allow_nan=False)
+rates = st.floats(0.0, 1e7, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def snapshots(draw) -> ClusterSnapshot:
+    node_ids = draw(st.lists(ids, min_size=1, max_size=6, unique=True))
+    nodes = tuple(
+        Node(id=n, profile=draw(st.sampled_from(PROFILES)), state=draw(st.sampled_from(NODE_STATES)),
+             metrics=draw(st.none() | st.builds(NodeMetrics, fractions, fractions, fractions)))
+        for n in node_ids)
+    part_ids = draw(st.lists(ids, max_size=10, unique=True))
+    partitions = tuple(
+        Partition(id=p, table=draw(ids), node=draw(st.sampled_from(node_ids)), reads=draw(rates),
+                  writes=draw(rates), scans=draw(rates), size_mb=draw(rates), locality=draw(fractions))
+        for p in part_ids)
+    seconds = draw(st.integers(0, 10**9))
+    taken_at = datetime(2000, 1, 1, tzinfo=UTC) + timedelta(seconds=seconds, microseconds=draw(
+        st.integers(0, 999_999)))
+    missing = tuple(draw(st.lists(ids, max_size=2)))
+    return ClusterSnapshot(taken_at, nodes, partitions, missing)
+
+
+@settings(max_examples=60, deadline=None)
+@given(snap=snapshots(), fmt=st.sampled_from(["json", "yaml"]))
+def test_dump_then_read_gives_the_same_snapshot(tmp_path_factory, snap, fmt):
+    path = tmp_path_factory.mktemp("rt") / f"s.{fmt}"
+    write_snapshot(snap, path)
+    assert read_snapshot(path) == snap
+
+
+def test_dump_is_stable_and_in_contract_order():
+    snap = snapshot_from_data(good(), "s")
+    data = snapshot_to_dict(snap)
+    assert list(data) == ["taken_at", "nodes", "partitions"]
+    assert data["taken_at"] == "2026-11-22T10:00:00Z"
+    assert list(data["partitions"][0]) == ["id", "table", "node", "reads", "writes", "scans",
+                                           "size_mb", "locality"]
+    assert dump_snapshot(snap, "json") == dump_snapshot(snapshot_from_data(good(), "s"), "json")
+    assert json.loads(dump_snapshot(snap, "json")) == data
+    assert yaml.safe_load(dump_snapshot(snap, "yaml"))["nodes"] == data["nodes"]

@@ -1,0 +1,100 @@
+"""The decision memory file: fresh when absent, exact round trip, atomic replace, corrupt = BadInput."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from controller.errors import BadInput
+from controller.state import read_memory, write_memory
+from decision.model import DecisionMemory
+
+
+def test_a_missing_file_is_a_fresh_memory(tmp_path):
+    assert read_memory(tmp_path / "state.json") == DecisionMemory()
+
+
+memories = st.builds(
+    DecisionMemory,
+    step=st.integers(1, 2**40),
+    first_decision_done=st.booleans(),
+    history=st.lists(st.tuples(st.text(min_size=1, max_size=20),
+                               st.floats(allow_nan=False, allow_infinity=False)),
+                     max_size=8).map(tuple),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(memory=memories)
+def test_write_then_read_gives_the_same_memory(tmp_path_factory, memory):
+    path = tmp_path_factory.mktemp("state") / "state.json"
+    write_memory(path, memory)
+    assert read_memory(path) == memory
+
+
+def test_write_replaces_and_leaves_no_temporary_files(tmp_path):
+    path = tmp_path / "state.json"
+    write_memory(path, DecisionMemory(step=2, first_decision_done=True))
+    write_memory(path, DecisionMemory(step=4, first_decision_done=True))
+    assert read_memory(path) == DecisionMemory(step=4, first_decision_done=True)
+    assert os.listdir(tmp_path) == ["state.json"]
+
+
+def test_a_failed_write_keeps_the_old_file_and_cleans_up(tmp_path):
+    # The target is a non-empty directory: os.replace fails after the temp file is written.
+    target = tmp_path / "state.json"
+    target.mkdir()
+    (target / "keep").write_text("x")
+    with pytest.raises(OSError):
+        write_memory(target, DecisionMemory(step=8))
+    assert sorted(os.listdir(tmp_path)) == ["state.json"]
+    assert (target / "keep").read_text() == "x"
+
+
+def test_a_missing_directory_is_bad_input(tmp_path):
+    with pytest.raises(BadInput) as info:
+        write_memory(tmp_path / "no" / "state.json", DecisionMemory())
+    assert info.value.file == str(tmp_path / "no" / "state.json")
+    assert "does not exist" in info.value.expected
+
+
+@pytest.mark.parametrize("text, field, words", [
+    ("", "", "empty"),
+    ("   \n", "", "empty"),
+    ("{\"step\": 2,", "line 1, column 12", "JSON"),
+    ("step: 2\n", "line 1, column 1", "JSON"),
+    ("[1, 2]", "", "mapping"),
+    ('{"step": 0}', "step", "greater than or equal to 1"),
+    ('{"step": "2"}', "step", "integer"),
+    ('{"step": 2.5}', "step", "integer"),
+    ('{"first_decision_done": "yes"}', "first_decision_done", "boolean"),
+    ('{"history": [["cpu", NaN]]}', "history[0][1]", "finite"),
+    ('{"history": [["cpu"]]}', "history[0][1]", "required"),
+    ('{"history": [["", 0.3]]}', "history[0][0]", "at least 1 character"),
+    ('{"version": 2}', "version", "1"),
+    ('{"stepp": 2}', "stepp", "unknown key"),
+])
+def test_a_corrupt_file_is_bad_input(tmp_path, text, field, words):
+    path = tmp_path / "state.json"
+    path.write_text(text)
+    with pytest.raises(BadInput) as info:
+        read_memory(path)
+    err = info.value
+    assert err.file == str(path) and err.field == field and words in err.expected
+    assert "\n" not in err.line()
+
+
+def test_the_file_is_plain_json_with_a_version(tmp_path):
+    path = tmp_path / "state.json"
+    write_memory(path, DecisionMemory(step=2, first_decision_done=True, history=(("cpu", 0.5),)))
+    assert json.loads(path.read_text()) == {
+        "version": 1, "step": 2, "first_decision_done": True, "history": [["cpu", 0.5]]}
+
+
+def test_a_directory_is_not_a_state_file(tmp_path):
+    with pytest.raises(BadInput) as info:
+        read_memory(tmp_path)
+    assert "directory" in info.value.expected
