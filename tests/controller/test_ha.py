@@ -1,0 +1,193 @@
+"""Leader election and fencing: the fence's rules with a fake clock, running alone, settings;
+and (integration) two in-process contenders on a real ZooKeeper."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+from pydantic import ValidationError
+
+from controller.ha import Fence, HASettings, Leadership, NotLeader, read_leader
+from tests.fixtures.controllers import poll
+
+
+class FakeClock:
+    def __init__(self, now: float = 100.0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+# ---- the fence ---------------------------------------------------------------------------
+def test_fence_leads_only_after_acquiring():
+    fence = Fence(lease_s=1.0)
+    assert not fence.is_leader(0.0)
+    fence.acquired(0.0)
+    assert fence.is_leader(0.5)
+
+
+def test_fence_lease_expires_without_a_fresh_round_trip():
+    # a process frozen past its lease must not act when it wakes, whatever kazoo says yet
+    fence = Fence(lease_s=1.0)
+    fence.acquired(10.0)
+    assert fence.is_leader(10.99)
+    assert not fence.is_leader(11.0)
+    assert "lease expired" in fence.why_not(11.0)
+    assert fence.confirmed(11.2, fence.epoch())
+    assert fence.is_leader(12.1)
+
+
+def test_fence_suspended_session_stops_acting_at_once_and_a_new_proof_restores():
+    fence = Fence(lease_s=5.0)
+    fence.acquired(0.0)
+    before = fence.epoch()
+    fence.suspended()
+    assert not fence.is_leader(0.1)
+    assert fence.why_not(0.1) == "ZooKeeper session suspended"
+    # a round trip sent before the suspension proves nothing
+    assert not fence.confirmed(0.05, before)
+    assert not fence.is_leader(0.2)
+    # one sent after the reconnect that found our znode alive does
+    assert fence.confirmed(0.3, fence.epoch())
+    assert fence.is_leader(0.4)
+
+
+def test_fence_lost_session_needs_a_new_lock():
+    fence = Fence(lease_s=5.0)
+    fence.acquired(0.0)
+    fence.lost()
+    assert not fence.confirmed(0.1, fence.epoch())  # not holding: a proof cannot restore it
+    assert fence.why_not(0.1) == "following"
+    fence.acquired(0.2)
+    assert fence.is_leader(0.3)
+
+
+def test_fence_released_is_final():
+    fence = Fence(lease_s=5.0)
+    fence.acquired(0.0)
+    fence.released()
+    fence.acquired(0.1)
+    assert not fence.is_leader(0.2)
+    assert fence.why_not(0.2) == "released (shutting down)"
+
+
+def test_fence_is_thread_safe_under_concurrent_updates():
+    fence = Fence(lease_s=5.0)
+    fence.acquired(0.0)
+
+    def flap():
+        for _ in range(2000):
+            fence.suspended()
+            fence.confirmed(1.0, fence.epoch())
+
+    threads = [threading.Thread(target=flap) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    fence.suspended()
+    assert not fence.is_leader(1.5)
+
+
+# ---- running alone ---------------------------------------------------------------------------
+def test_without_zookeeper_metctl_runs_alone_and_says_so():
+    lead = Leadership(HASettings(), "demo")
+    heard = []
+    lead.add_listener(lambda leader, why: heard.append((leader, why)))
+    lead.start()
+    assert lead.alone and lead.is_leader() and lead.may_act()
+    assert "running alone" in lead.describe()
+    assert heard == [(True, "alone")]
+
+
+def test_alone_sigterm_release_stops_new_actions():
+    lead = Leadership(HASettings(), "demo")
+    lead.start()
+    with lead.acting():
+        lead.request_release()  # SIGTERM during an action: the action finishes …
+    assert not lead.may_act()  # … and no new one starts
+    with pytest.raises(NotLeader):
+        with lead.acting():
+            pass
+
+
+def test_following_instance_refuses_to_act():
+    lead = Leadership(HASettings(zookeeper_hosts="127.0.0.1:1"), "demo", clock=FakeClock())
+    assert not lead.alone and not lead.may_act()
+    assert lead.status() == "following"
+    with pytest.raises(NotLeader, match="following"):
+        with lead.acting():
+            pass
+
+
+# ---- settings -------------------------------------------------------------------------------
+def test_settings_election_path_and_identity():
+    s = HASettings(zookeeper_hosts="zk1:2181,zk2:2181", root_znode="/ops/metctl", identity="a")
+    assert s.enabled and s.election_path("prod") == "/ops/metctl/prod/leader"
+    assert s.resolved_identity() == "a"
+    assert ":" in HASettings().resolved_identity()  # hostname:pid by default
+    assert HASettings(root_znode="/").election_path("c") == "/c/leader"
+
+
+@pytest.mark.parametrize("field,value", [
+    ("root_znode", "metctl"), ("root_znode", "/metctl/"), ("session_timeout_s", 0),
+    ("lease_fraction", 1.0), ("lease_fraction", 0), ("unknown", 1),
+])
+def test_settings_refuse_bad_values(field, value):
+    with pytest.raises(ValidationError):
+        HASettings(**{field: value})
+
+
+def test_lease_is_a_fraction_of_the_session_timeout():
+    lead = Leadership(HASettings(zookeeper_hosts="x:1", session_timeout_s=4, lease_fraction=0.25),
+                      "c")
+    assert lead.fence.lease_s == 1.0
+
+
+# ---- against a real ZooKeeper ---------------------------------------------------------------
+@pytest.mark.integration
+def test_two_contenders_one_leads_and_close_hands_over(zookeeper):
+    settings = dict(zookeeper_hosts=zookeeper.hosts, root_znode="/metctl-unit",
+                    session_timeout_s=2.0)
+    a = Leadership(HASettings(identity="a", **settings), "ha")
+    b = Leadership(HASettings(identity="b", **settings), "ha")
+    try:
+        a.start()
+        assert a.wait_until_leader(10)
+        b.start()
+        assert poll(lambda: read_leader(a.settings, "ha") == "a", 5, "a seen as leader")
+        assert not b.is_leader() and b.status() == "following"
+        a.request_release()
+        assert not a.is_leader()
+        assert b.wait_until_leader(5)
+        assert read_leader(b.settings, "ha") == "b"
+    finally:
+        a.close()
+        b.close()
+    assert read_leader(a.settings, "ha") is None
+
+
+@pytest.mark.integration
+def test_leader_fenced_when_zookeeper_goes_away_and_leads_again_after(zookeeper):
+    lead = Leadership(HASettings(zookeeper_hosts=zookeeper.hosts, root_znode="/metctl-unit2",
+                                 identity="solo", session_timeout_s=2.0), "ha")
+    changes: list[bool] = []
+    lead.add_listener(lambda leader, why: changes.append(leader))
+    try:
+        lead.start()
+        assert lead.wait_until_leader(10)
+        zookeeper.stop()
+        poll(lambda: not lead.is_leader(), 5, "the leader to be fenced")
+        zookeeper.start()
+        assert lead.wait_until_leader(20)
+    finally:
+        lead.close()
+    assert changes[:3] == [True, False, True]
+
+
+@pytest.mark.integration
+def test_unreachable_zookeeper_is_a_connection_error():
+    lead = Leadership(HASettings(zookeeper_hosts="127.0.0.1:1", connect_timeout_s=0.5), "c")
+    with pytest.raises(ConnectionError, match="cannot reach ZooKeeper"):
+        lead.start()

@@ -1,0 +1,109 @@
+"""Failover against a real ZooKeeper: two and three controller processes, one journaled plan.
+
+Each case checks the invariant (every action applied exactly once, journaled done exactly once,
+no two controllers acting in overlapping time) on the shared record the processes write.
+"""
+from __future__ import annotations
+
+import signal
+import time
+
+import pytest
+
+from tests.fixtures.controllers import poll
+
+pytestmark = pytest.mark.integration
+
+SESSION_S = 2.0
+LEASE_S = SESSION_S * 0.5  # HASettings.lease_fraction's default
+
+
+def mid_plan(group, done: int = 2) -> str:
+    poll(lambda: group.done_count() >= done, 30, f"{done} actions done")
+    return poll(group.leader, 10, "a single leader")
+
+
+def test_one_leader_among_three_and_plan_completes(controller_group):
+    group = controller_group(3, actions=6, action_s=0.1)
+    group.wait_done(60)
+    report = group.invariant()
+    report.check()
+    assert report.leaders == [group.leader()]  # nobody else acted while the leader lived
+
+
+def test_two_controllers_leader_sigkilled_mid_plan(controller_group):
+    group = controller_group(2, session_timeout_s=SESSION_S)
+    first = mid_plan(group)
+    killed_at = group.signal(first, signal.SIGKILL)
+    group.wait_done(60)
+    successor = group.leader()
+    assert successor not in (None, first)
+    took_over = group.became_leader_after(killed_at, other_than=first)
+    # a SIGKILLed leader's session must expire first: the successor cannot lead earlier
+    assert took_over - killed_at > SESSION_S * 0.5
+    group.invariant().check()
+
+
+def test_three_controllers_leader_sigtermed_mid_plan(controller_group):
+    group = controller_group(3, session_timeout_s=SESSION_S)
+    first = mid_plan(group)
+    termed_at = group.signal(first, signal.SIGTERM)
+    poll(lambda: not group.alive(first), 15, "the SIGTERMed leader to exit")
+    group.wait_done(60)
+    took_over = group.became_leader_after(termed_at, other_than=first)
+    # handed over: the successor leads without waiting for the session to expire
+    assert took_over - termed_at < SESSION_S
+    report = group.invariant()
+    report.check()
+    assert first in report.leaders and len(report.leaders) == 2
+
+
+def test_three_controllers_two_successive_failures(controller_group):
+    group = controller_group(3, actions=14, session_timeout_s=SESSION_S)
+    first = mid_plan(group, done=2)
+    group.signal(first, signal.SIGKILL)
+    second = poll(lambda: (l := group.leader()) not in (None, first) and l, 20, "a new leader")
+    poll(lambda: group.done_count() >= 6, 30, "the second leader to act")
+    group.signal(second, signal.SIGTERM)
+    group.wait_done(60)
+    report = group.invariant()
+    report.check()
+    assert len(report.leaders) == 3
+
+
+def test_zookeeper_stopped_and_restarted(controller_group, zookeeper):
+    group = controller_group(2, actions=14, session_timeout_s=SESSION_S)
+    mid_plan(group, done=3)
+    stopped_at = time.time()
+    zookeeper.stop()
+    time.sleep(SESSION_S * 1.5)  # down for longer than a session
+    restarted_at = time.time()
+    zookeeper.start()
+    group.wait_done(90)
+    # everyone stopped acting: no action started while ZooKeeper was down (past the lease)
+    started_while_down = [(by, s) for by, s, _ in group.intervals()
+                          if stopped_at + LEASE_S < s < restarted_at]
+    assert started_while_down == []
+    # then one resumed
+    assert group.first_action_after(restarted_at, other_than="") is not None
+    group.invariant().check()
+
+
+def test_partitioned_leader_sigstopped_does_not_act_after_sigcont(controller_group):
+    group = controller_group(2, actions=12, session_timeout_s=SESSION_S, pause_after=3)
+    paused = poll(lambda: next((i for i in group.procs if group.alive(i) and group.stopped(i)),
+                               None), 30, "the leader to freeze")
+    frozen_at = max(w for k, w in group.events(paused) if k == "pausing")
+    # the other controller takes over once the frozen leader's session has expired …
+    successor_acted = poll(lambda: group.first_action_after(frozen_at, other_than=paused),
+                           30, "the other controller to act")
+    assert successor_acted - frozen_at > SESSION_S * 0.5
+    resumed_at = group.signal(paused, signal.SIGCONT)
+    # … and the frozen one, woken up, knows it no longer leads
+    poll(lambda: any(k == "follower" and w > resumed_at for k, w in group.events(paused)),
+         20, "the resumed controller to report that it follows")
+    group.wait_done(60)
+    acted_after_freeze = [(by, s) for by, s, _ in group.intervals()
+                          if by == paused and s > frozen_at]
+    assert acted_after_freeze == []
+    group.invariant().check()
