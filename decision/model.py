@@ -20,6 +20,16 @@ Group = Literal["read", "write", "read_write", "scan"]
 NodeState = Literal["active", "booting", "draining"]
 Op = Literal["launch", "reconfigure", "move", "compact", "drain", "terminate"]
 Verdict = Literal["overloaded", "underloaded", "healthy", "unknown"]
+# Enumerated `Action.cause` values (the words are in `Action.reason`).
+CAUSES: tuple[str, ...] = (
+    "scale_out",                # launch a node / move a partition onto a new node
+    "scale_in",                 # move off, drain and terminate a node the target size drops
+    "initial_reconfiguration",  # the first decision's reconfiguration (MET's firstTime)
+    "profile_change",           # a node's group changed with the access pattern
+    "rebalance",                # a move between kept nodes (LPT balance, regrouping)
+    "off_inactive",             # a move off a node that is not active (draining, booting, gone)
+    "locality",                 # a major compaction to restore data locality (MET §5)
+)
 
 
 @dataclass(frozen=True)
@@ -147,6 +157,8 @@ class Summary:
     launches: int
     terminations: int
     max_load_ratio: float  # most loaded node / mean node load after the plan
+    compactions: int = 0  # compact actions in the plan
+    moves_dropped: int = 0  # moves the plan wanted but left out because of max_moves
 
 
 @dataclass(frozen=True)
@@ -194,7 +206,7 @@ def memory_from_dict(data: dict[str, Any]) -> DecisionMemory:
 
 
 __all__ = [
-    "PROFILES", "GROUPS", "NODE_STATES", "OPS", "NodeMetrics", "Node", "Partition",
+    "PROFILES", "GROUPS", "NODE_STATES", "OPS", "CAUSES", "NodeMetrics", "Node", "Partition",
     "ClusterSnapshot", "DecisionMemory", "NodeHealth", "Health", "Sizing", "GroupPlan",
     "NodeAssignment", "Action", "Summary", "Plan", "memory_to_dict", "memory_from_dict",
 ]

@@ -1,10 +1,126 @@
-"""Policy parameters (MET's defaults), selected by name: met | tiramola | static."""
+"""Policy parameters, selected by name: `met` (MET's Decision Maker, the paper's parameters as
+defaults), `tiramola` (CPU thresholds on a running average, no placement) and `static` (never
+acts). Every default lives here, with its meaning and unit; the config file's `policy:` section
+is this model.
+"""
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, model_validator
 
 
 class PolicyConfig(BaseModel):
-    """(placeholder: fields arrive with the issue that owns this section)"""
+    """How metctl decides: the policy and its thresholds (fractions are 0..1)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Literal["met", "tiramola", "static"] = Field(
+        "met", description="Which policy decides: `met` (MET Stages A-D: sizing, placement, "
+        "per-node profiles), `tiramola` (add/remove one node on running-average CPU, no placement "
+        "or reconfiguration) or `static` (never acts; a baseline for comparisons).")
+
+    # --- Stage A: node health ------------------------------------------------------------
+    cpu_high: float = Field(
+        0.60, gt=0, le=1, description="A node is overloaded when its CPU use (fraction 0..1) is "
+        "at or above this. MET's code: cpu_idle < 40 %.")
+    io_wait_high: float = Field(
+        0.20, gt=0, le=1, description="A node is overloaded when its CPU I/O wait (fraction 0..1) "
+        "is at or above this. MET's code: cpu_wio > 20 %.")
+    memory_high: float = Field(
+        0.95, gt=0, le=1, description="A node is overloaded when its memory use (used less cache "
+        "and buffers, fraction 0..1) is at or above this.")
+    cpu_low: float = Field(
+        0.10, ge=0, lt=1, description="A node is underloaded when its CPU use is at or below this "
+        "(and io_wait is at or below io_wait_low, and it is not overloaded). MET's code: "
+        "cpu_idle > 90 %.")
+    io_wait_low: float = Field(
+        0.05, ge=0, lt=1, description="Underloaded also needs I/O wait at or below this fraction.")
+    remove_fraction: float = Field(
+        0.5, gt=0, le=1, description="The cluster may shrink by one node only when at least this "
+        "fraction of its active nodes is underloaded (and none is overloaded).")
+    scale_in_headroom: float = Field(
+        0.8, gt=0, le=1, description="...and when the mean CPU spread over one node fewer stays "
+        "under cpu_high x this factor, so removing a node does not overload the rest.")
+
+    # --- Stage B: sizing (MET Algorithm 1) -----------------------------------------------
+    suboptimal_threshold: float = Field(
+        0.5, ge=0, le=1, description="When more than this fraction of active nodes is overloaded, "
+        "add `step` nodes straight away (even on the first decision) and double `step`. "
+        "MET: 50 %; lower it for sudden peaks.")
+    min_nodes: int = Field(
+        1, ge=1, description="Never plan fewer active nodes than this.")
+    max_nodes: int = Field(
+        100, ge=1, description="Never plan more nodes than this; `step` is also capped here.")
+
+    # --- Stage C: classification, grouping, assignment -----------------------------------
+    read_threshold: float = Field(
+        0.6, ge=0, le=1, description="A partition is read-like (read or scan) when (reads + scans) "
+        "/ all requests is strictly above this (MET §5: 60 %).")
+    scan_threshold: float = Field(
+        0.6, ge=0, le=1, description="A read-like partition is `scan` when scans / (reads + scans) "
+        "is strictly above this, else `read` (MET §5: 60 %).")
+    write_threshold: float = Field(
+        0.6, ge=0, le=1, description="A partition that is not read-like is `write` when writes / "
+        "all requests is strictly above this, else `read_write` (MET §5: 60 %).")
+    grouping: Literal["count", "load"] = Field(
+        "count", description="How many nodes each group gets: in proportion to its share of "
+        "partitions (`count`, MET) or of requests (`load`).")
+
+    # --- Stage D: reconciliation and the plan --------------------------------------------
+    max_moves: StrictInt | StrictFloat | None = Field(
+        None, description="Cap on partition moves in one plan: an integer is an absolute count "
+        "(>= 0), a float in (0, 1] a fraction of all partitions (like HBase's balancer "
+        "maxMovePercent; at least one move). The most valuable moves (most requests per second "
+        "brought into place) are kept. None: unlimited.")
+    compact_locality_write: float = Field(
+        0.70, ge=0, le=1, description="After the plan, a `write` node whose (size-weighted) data "
+        "locality is under this gets its non-local partitions major-compacted (MET §5: 70 %).")
+    compact_locality_other: float = Field(
+        0.90, ge=0, le=1, description="The same for every other profile (MET §5: 90 %): locality "
+        "matters more to reads and a major compaction is costly.")
+
+    # --- tiramola ------------------------------------------------------------------------
+    tiramola_cpu_high: float = Field(
+        0.40, gt=0, le=1, description="tiramola adds one node when any node's running-average "
+        "CPU is strictly above this.")
+    tiramola_cpu_low: float = Field(
+        0.15, ge=0, lt=1, description="tiramola removes one node when every node's running-average "
+        "CPU is strictly below this.")
+    tiramola_window_s: float = Field(
+        300.0, gt=0, description="Length in seconds of tiramola's running average (by the "
+        "snapshots' taken_at; the current snapshot always counts).")
+
+    @model_validator(mode="after")
+    def _check_consistent(self) -> PolicyConfig:
+        # Cross-field rules: a low threshold above its high one makes a node both over- and
+        # underloaded, and an empty size range has no valid target.
+        if not self.cpu_low < self.cpu_high:
+            raise ValueError(f"cpu_low ({self.cpu_low}) must be below cpu_high ({self.cpu_high})")
+        if not self.io_wait_low < self.io_wait_high:
+            raise ValueError(f"io_wait_low ({self.io_wait_low}) must be below io_wait_high "
+                             f"({self.io_wait_high})")
+        if not self.tiramola_cpu_low < self.tiramola_cpu_high:
+            raise ValueError(f"tiramola_cpu_low ({self.tiramola_cpu_low}) must be below "
+                             f"tiramola_cpu_high ({self.tiramola_cpu_high})")
+        if self.min_nodes > self.max_nodes:
+            raise ValueError(f"min_nodes ({self.min_nodes}) must be at most max_nodes "
+                             f"({self.max_nodes})")
+        if isinstance(self.max_moves, int) and self.max_moves < 0:
+            raise ValueError(f"max_moves ({self.max_moves}) must be >= 0 (an absolute count)")
+        if isinstance(self.max_moves, float) and not (0 < self.max_moves <= 1):
+            raise ValueError(f"max_moves ({self.max_moves}) as a float is a fraction of all "
+                             "partitions and must be in (0, 1]; write an integer for a count")
+        return self
+
+    def move_limit(self, partitions: int) -> int | None:
+        """The cap on moves for a cluster of `partitions` partitions (None: unlimited)."""
+        if self.max_moves is None:
+            return None
+        if isinstance(self.max_moves, float):
+            return max(1, math.floor(self.max_moves * partitions))
+        return self.max_moves
+
+
+__all__ = ["PolicyConfig"]

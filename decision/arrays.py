@@ -1,0 +1,50 @@
+"""A snapshot as numpy arrays (one entry per partition, nodes by index), and the placement as
+it stands — shared by the policies."""
+from __future__ import annotations
+
+import numpy as np
+
+from decision.model import ClusterSnapshot, NodeAssignment
+
+
+class SnapshotArrays:
+    """A snapshot's partitions as numpy arrays, indexed against its active nodes."""
+
+    def __init__(self, snapshot: ClusterSnapshot):
+        parts = snapshot.partitions
+        self.ids = [p.id for p in parts]
+        self.current = [p.node for p in parts]
+        self.reads = np.fromiter((p.reads for p in parts), np.float64, len(parts))
+        self.writes = np.fromiter((p.writes for p in parts), np.float64, len(parts))
+        self.scans = np.fromiter((p.scans for p in parts), np.float64, len(parts))
+        self.size_mb = np.fromiter((p.size_mb for p in parts), np.float64, len(parts))
+        self.locality = np.fromiter((p.locality for p in parts), np.float64, len(parts))
+        self.load = self.reads + self.writes + self.scans
+        self.active = [n for n in snapshot.nodes if n.state == "active"]
+        index = {n.id: i for i, n in enumerate(self.active)}
+        self.node_of = np.fromiter((index.get(p.node, -1) for p in parts), np.int64, len(parts))
+
+
+def load_ratio(loads: np.ndarray) -> float:
+    """Most loaded node over the mean (1.0 when nothing is loaded)."""
+    if loads.size == 0 or loads.sum() <= 0:
+        return 1.0
+    return float(loads.max() / loads.mean())
+
+
+def current_assignment(snapshot: ClusterSnapshot,
+                       arrays: SnapshotArrays | None = None) -> tuple[NodeAssignment, ...]:
+    """The placement as it is: each active node with its partitions and load."""
+    arrays = arrays or SnapshotArrays(snapshot)
+    n = len(arrays.active)
+    on = arrays.node_of >= 0
+    loads = np.bincount(arrays.node_of[on], weights=arrays.load[on], minlength=n)
+    members: list[list[str]] = [[] for _ in range(n)]
+    for pid, i in zip(arrays.ids, arrays.node_of.tolist()):
+        if i >= 0:
+            members[i].append(pid)
+    return tuple(NodeAssignment(node.id, node.profile, tuple(members[i]), float(loads[i]))
+                 for i, node in enumerate(arrays.active))
+
+
+__all__ = ["SnapshotArrays", "load_ratio", "current_assignment"]

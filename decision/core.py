@@ -1,0 +1,87 @@
+"""`decide(snapshot, policy, memory) -> Plan`: the one entry point of the decision core.
+
+MET: Stage A health -> (healthy: nothing, step reset) -> Stage B sizing -> Stage C placement ->
+Stage D reconciliation -> ordered actions (launch, reconfigure, move, compact, drain,
+terminate) with reasons and a summary. `tiramola` and `static` live beside it. Pure: the same
+inputs always give the same plan.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from decision.actions import build_plan
+from decision.arrays import SnapshotArrays, current_assignment, load_ratio
+from decision.health import assess_health
+from decision.model import (
+    GROUPS, ClusterSnapshot, DecisionMemory, GroupPlan, Health, Plan, Sizing, Summary,
+)
+from decision.placement import place
+from decision.policy import PolicyConfig
+from decision.reconcile import DENSE_LIMIT, match_optimal
+from decision.sizing import healthy_sizing, size_cluster
+from decision.tiramola import decide_tiramola
+
+
+def _no_action_plan(policy: str, health: Health, sizing: Sizing, snapshot: ClusterSnapshot,
+                    memory: DecisionMemory, reason: str,
+                    arrays: SnapshotArrays | None = None) -> Plan:
+    assignment = current_assignment(snapshot, arrays)
+    ratio = load_ratio(np.array([a.load for a in assignment]))
+    return Plan(policy=policy, health=health, sizing=sizing, groups=(), assignment=assignment,
+                actions=(), summary=Summary(0, 0, 0, 0, ratio), memory=memory, reason=reason)
+
+
+def _hold(policy: PolicyConfig, snapshot: ClusterSnapshot, memory: DecisionMemory,
+          health: Health) -> Plan:
+    current = sum(n.state == "active" for n in snapshot.nodes)
+    sizing = Sizing(current, current, 0, memory.step, "hold: " + health.reason)
+    return _no_action_plan(policy.name, health, sizing, snapshot, memory,
+                           "hold: " + health.reason)
+
+
+def decide(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: DecisionMemory) -> Plan:
+    """The plan for this snapshot under `policy`, and the memory to persist (Plan.memory)."""
+    if policy.name == "tiramola":
+        return decide_tiramola(snapshot, policy, memory)
+    health = assess_health(snapshot.nodes, policy)
+    active = [n for n in snapshot.nodes if n.state == "active"]
+    if not active or any(n.metrics is None for n in active):
+        return _hold(policy, snapshot, memory, health)
+    if policy.name == "static":
+        sizing = Sizing(len(active), len(active), 0, memory.step, "static policy: never acts")
+        return _no_action_plan("static", health, sizing, snapshot, memory,
+                               "static policy: never acts")
+    if health.healthy:
+        sizing, new_memory = healthy_sizing(len(active), memory)
+        return _no_action_plan("met", health, sizing, snapshot, new_memory,
+                               "cluster healthy: no action, step reset to 1")
+    sizing, new_memory = size_cluster(health, len(active), policy, memory)
+    return met_plan(snapshot, policy, health, sizing, new_memory,
+                    first=not memory.first_decision_done)
+
+
+def met_plan(snapshot: ClusterSnapshot, policy: PolicyConfig, health: Health, sizing: Sizing,
+             memory: DecisionMemory, *, first: bool = False,
+             dense_limit: int = DENSE_LIMIT) -> Plan:
+    """Stages C and D for a decided target size: the placement, matching and actions."""
+    arrays = SnapshotArrays(snapshot)
+    placement = place(arrays.reads, arrays.writes, arrays.scans, sizing.target, policy)
+    profile_code = {p: i for i, p in enumerate(("read", "write", "read_write", "scan",
+                                                "default"))}
+    node_profile = np.array([profile_code.get(n.profile, -1) for n in arrays.active])
+    slot_profile = np.array([profile_code[g] for g in placement.slot_group])
+    node_for_slot = match_optimal(arrays.node_of, placement.slot_of, node_profile,
+                                  slot_profile, dense_limit=dense_limit)
+    groups = tuple(GroupPlan(g, placement.group_partitions.get(g, 0),
+                             placement.group_nodes.get(g, 0))
+                   for g in GROUPS if placement.group_nodes.get(g, 0))
+    built = build_plan(snapshot, arrays, placement, node_for_slot, policy, first=first)
+    reason = sizing.reason
+    if placement.merged:
+        reason += "; merged into read_write for lack of nodes: " + ", ".join(placement.merged)
+    return Plan(policy="met", health=health, sizing=sizing, groups=groups,
+                assignment=built.assignment, actions=built.actions, summary=built.summary,
+                memory=memory, reason=reason)
+
+
+__all__ = ["decide", "met_plan", "current_assignment", "SnapshotArrays"]
