@@ -13,6 +13,7 @@ errors, so every command reports bad input the same way:
 """
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import types
@@ -256,6 +257,9 @@ def _expected(err: Mapping[str, Any], parent: Any) -> str:
     if kind == "extra_forbidden":
         model = _unwrap(parent)
         allowed = sorted(model.model_fields) if _is_model(model) else []
+        close = difflib.get_close_matches(str(err["loc"][-1]), allowed, n=1, cutoff=0.75)
+        if close:  # a typo: name the one key that was meant, not all of them
+            return f"unknown key (did you mean {close[0]}?)"
         return "unknown key" + (f" (allowed: {', '.join(allowed)})" if allowed else "")
     if kind == "missing":
         return "a value (required field is missing)"

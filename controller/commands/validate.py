@@ -1,9 +1,27 @@
-"""`metctl validate` (placeholder until its issue lands)."""
+"""`metctl validate FILE` — check a config or a snapshot file without acting on it.
+
+A mapping with `nodes` or `partitions` is a snapshot; anything else is a metctl config. Exit 0
+with one "ok" line, or 2 with the one-line error (file, field, what was expected).
+"""
+from __future__ import annotations
+
 import click
 
+from controller.config import MetctlConfig, load_document, parse_model
+from controller.snapshot_io import is_snapshot_data, snapshot_from_data
 
-@click.command(name="validate", context_settings={"ignore_unknown_options": True})
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def command(args):
-    """Not built yet."""
-    raise click.ClickException("metctl validate is not built yet")
+
+@click.command(name="validate")
+@click.argument("file", metavar="FILE")
+def command(file: str) -> None:
+    """Check a config (or snapshot) file: exit 0, or 2 with the error."""
+    doc = load_document(file)
+    if is_snapshot_data(doc.data):
+        snap = snapshot_from_data(doc.data, doc.file, doc)
+        click.echo(f"ok: {file}: snapshot with {len(snap.nodes)} nodes and "
+                   f"{len(snap.partitions)} partitions")
+        return
+    config = parse_model(MetctlConfig, doc.data, doc.file, doc)
+    policy = getattr(config.policy, "name", None)
+    click.echo(f"ok: {file}: metctl config for cluster {config.cluster!r}"
+               + (f", policy {policy}" if policy else ""))

@@ -52,12 +52,18 @@ def test_a_valid_config_sets_its_fields(tmp_path):
     assert cfg.cluster == "prod-hbase"
 
 
-def test_unknown_top_level_key_names_key_line_and_allowed_keys(tmp_path):
+def test_a_misspelt_key_names_key_line_and_the_key_meant(tmp_path):
     p = write(tmp_path, "c.yaml", "cluster: x\nclustre: y\n")
     err = bad(load_config, p)
     assert err.file == str(p)
     assert err.field == "clustre (line 2)"
-    assert "unknown key" in err.expected and "policy" in err.expected
+    assert err.expected == "unknown key (did you mean cluster?)"
+
+
+def test_unknown_key_unlike_any_lists_the_allowed_ones(tmp_path):
+    err = bad(load_config, write(tmp_path, "c.yaml", "zzz: 1\n"))
+    assert err.field == "zzz (line 1)"
+    assert err.expected.startswith("unknown key (allowed: ") and "policy" in err.expected
 
 
 def test_unknown_key_inside_a_section_names_the_dotted_path(tmp_path):

@@ -1,0 +1,200 @@
+"""Showing a Plan to people (rich tables) and to programs (stable JSON = Plan.to_dict()).
+
+The table view reads top to bottom the way the decision was made: health per node (Stage A),
+sizing (Stage B), groups and the assignment (Stage C), the ordered actions (Stage D) and the
+summary. The snapshot is optional; with it the health table shows each node's metrics and the
+actions name the table a partition belongs to.
+"""
+from __future__ import annotations
+
+import io
+import json
+import math
+from collections import Counter
+from typing import Any
+
+from rich import box
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from decision.model import Action, ClusterSnapshot, Plan
+
+VERDICT_STYLE = {"overloaded": "bold red", "underloaded": "yellow", "healthy": "green",
+                 "unknown": "magenta"}
+OP_STYLE = {"launch": "green", "terminate": "red", "drain": "red", "reconfigure": "cyan",
+            "move": "blue", "compact": "magenta"}
+
+
+# ---------------------------------------------------------------- JSON
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no NaN or Infinity: such numbers become null rather than invalid output."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def plan_to_json(plan: Plan) -> str:
+    """The stable JSON form: Plan.to_dict(), keys in the contract's order, 2-space indent."""
+    return json.dumps(_finite(plan.to_dict()), indent=2, allow_nan=False) + "\n"
+
+
+# ---------------------------------------------------------------- tables
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{x * 100:.0f}%"
+
+
+def _rate(x: float) -> str:
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:,.1f}"
+
+
+def _tables_of(ids: tuple[str, ...], table_of: dict[str, str]) -> str:
+    """'ycsb_a×2, ycsb_f×2' — what a node holds, by table, more readable than region hashes."""
+    if not table_of:
+        return ""
+    counts = Counter(table_of.get(pid, "?") for pid in ids)
+    return ", ".join(f"{t}×{n}" if n > 1 else t for t, n in sorted(counts.items()))
+
+
+def _short(pid: str) -> str:
+    # Region encoded names are 32 hex digits; 12 tell them apart on screen (the JSON has all).
+    return pid if len(pid) <= 14 else pid[:12] + "…"
+
+
+def _action_where(action: Action) -> str:
+    if action.op == "move":
+        return f"{action.source} → {action.target}"
+    return action.node or ""
+
+
+def _action_what(action: Action, table_of: dict[str, str]) -> str:
+    if action.op == "launch":
+        return f"profile {action.profile}"
+    if action.op == "reconfigure":
+        return f"{action.from_profile or '?'} → {action.profile}"
+    part = _short(action.partition or "")
+    if action.partition and action.partition in table_of:
+        part = f"{table_of[action.partition]}/{part}"
+    return part
+
+
+def plan_renderable(plan: Plan, snapshot: ClusterSnapshot | None = None) -> Group:
+    """The plan as rich renderables (print with any Console)."""
+    nodes = {n.id: n for n in snapshot.nodes} if snapshot else {}
+    table_of = {p.id: p.table for p in snapshot.partitions} if snapshot else {}
+    hosted = Counter(p.node for p in snapshot.partitions) if snapshot else Counter()
+    parts: list[Any] = []
+
+    title = Text.assemble(("metctl plan", "bold"), f" · policy {plan.policy}")
+    if snapshot is not None:
+        title.append(" · snapshot taken at "
+                     + snapshot.taken_at.isoformat().replace("+00:00", "Z"))
+    parts.append(title)
+    if plan.reason:
+        parts.append(Text(plan.reason, style="italic"))
+    if snapshot is not None and snapshot.missing:
+        parts.append(Text("missing metrics: " + "; ".join(snapshot.missing), style="magenta"))
+
+    # Stage A
+    h = plan.health
+    health = Table(title=f"Health — suboptimal {h.suboptimal:.2f} · remove "
+                         f"{'yes' if h.remove else 'no'} · {'healthy' if h.healthy else 'unhealthy'}",
+                   box=box.SIMPLE_HEAD, title_justify="left")
+    health.add_column("node")
+    if nodes:
+        for col in ("state", "profile"):
+            health.add_column(col)
+        for col in ("cpu", "io_wait", "memory", "partitions"):
+            health.add_column(col, justify="right")
+    health.add_column("verdict")
+    health.add_column("reasons", overflow="fold")
+    for nh in h.nodes:
+        row = [nh.node]
+        if nodes:
+            n = nodes.get(nh.node)
+            m = n.metrics if n else None
+            row += [n.state if n else "?", n.profile if n else "?",
+                    _pct(m.cpu if m else None), _pct(m.io_wait if m else None),
+                    _pct(m.memory if m else None), str(hosted.get(nh.node, 0))]
+        row += [Text(nh.verdict, style=VERDICT_STYLE.get(nh.verdict, "")), "; ".join(nh.reasons)]
+        health.add_row(*row)
+    parts.append(health)
+    if h.reason:
+        parts.append(Text(h.reason))
+
+    # Stage B
+    s = plan.sizing
+    parts.append(Text.assemble(
+        ("\nSizing  ", "bold"), f"{s.current} → {s.target} nodes (delta {s.delta:+d}), "
+        f"next step {s.step}", (f" — {s.reason}" if s.reason else "", "")))
+
+    # Stage C
+    if plan.groups:
+        groups = Table(title="Groups", box=box.SIMPLE_HEAD, title_justify="left")
+        groups.add_column("group")
+        groups.add_column("partitions", justify="right")
+        groups.add_column("nodes", justify="right")
+        for g in plan.groups:
+            groups.add_row(g.group, str(g.partitions), str(g.nodes))
+        parts.append(groups)
+    if plan.assignment:
+        mean = sum(a.load for a in plan.assignment) / len(plan.assignment)
+        assign = Table(title="Assignment", box=box.SIMPLE_HEAD, title_justify="left")
+        assign.add_column("node")
+        assign.add_column("profile")
+        assign.add_column("partitions", justify="right")
+        assign.add_column("load (req/s)", justify="right")
+        assign.add_column("load / mean", justify="right")
+        if table_of:
+            assign.add_column("tables", overflow="fold")
+        for a in plan.assignment:
+            row = [a.node, a.profile, str(len(a.partitions)), _rate(a.load),
+                   f"{a.load / mean:.2f}" if mean > 0 else "—"]
+            if table_of:
+                row.append(_tables_of(a.partitions, table_of))
+            assign.add_row(*row)
+        parts.append(assign)
+
+    # Stage D
+    if plan.actions:
+        acts = Table(title=f"Actions ({len(plan.actions)}, in order)", box=box.SIMPLE_HEAD,
+                     title_justify="left")
+        acts.add_column("#", justify="right")
+        acts.add_column("op")
+        acts.add_column("node (move: from → to)")
+        acts.add_column("what", overflow="fold")
+        acts.add_column("reason", overflow="fold")
+        for i, a in enumerate(plan.actions, 1):
+            acts.add_row(str(i), Text(a.op, style=OP_STYLE.get(a.op, "")),
+                         _action_where(a), _action_what(a, table_of), a.reason)
+        parts.append(acts)
+    else:
+        parts.append(Text("\nNo actions.", style="bold"))
+
+    m = plan.summary
+    parts.append(Text.assemble(
+        ("Summary  ", "bold"), f"moves {m.moves} · reconfigurations {m.reconfigurations} · "
+        f"launches {m.launches} · terminations {m.terminations} · "
+        f"max_load_ratio {m.max_load_ratio:.2f}"))
+    return Group(*parts)
+
+
+def plan_to_table(plan: Plan, snapshot: ClusterSnapshot | None = None, *, width: int = 140,
+                  color: bool = False) -> str:
+    """The readable form as text (ANSI colours only when `color`)."""
+    buf = io.StringIO()
+    console = Console(file=buf, width=width, force_terminal=color, no_color=not color,
+                      color_system="auto" if color else None, highlight=False, soft_wrap=False)
+    console.print(plan_renderable(plan, snapshot))
+    return buf.getvalue()
+
+
+__all__ = ["plan_to_json", "plan_to_table", "plan_renderable"]
