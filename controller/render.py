@@ -182,8 +182,9 @@ def plan_renderable(plan: Plan, snapshot: ClusterSnapshot | None = None) -> Grou
     m = plan.summary
     parts.append(Text.assemble(
         ("Summary  ", "bold"), f"moves {m.moves} · reconfigurations {m.reconfigurations} · "
-        f"launches {m.launches} · terminations {m.terminations} · "
-        f"max_load_ratio {m.max_load_ratio:.2f}"))
+        f"compactions {m.compactions} · launches {m.launches} · terminations {m.terminations} · "
+        f"max_load_ratio {m.max_load_ratio:.2f}"
+        + (f" · {m.moves_dropped} moves left for later (max_moves)" if m.moves_dropped else "")))
     return Group(*parts)
 
 

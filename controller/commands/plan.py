@@ -1,9 +1,47 @@
-"""`metctl plan` (placeholder until its issue lands)."""
+"""`metctl plan` — dry run: read a snapshot, decide, print the plan (table or stable JSON).
+
+`--state FILE` carries the decision memory (MET Algorithm 1's step, whether the first decision
+was made) from one run to the next, exactly as the daemon keeps it, so a sequence of snapshots
+replays the daemon's decisions. The memory is written only once the plan is ready, and before
+it is printed: a failed run leaves the state as it was.
+"""
+from __future__ import annotations
+
+import shutil
+import sys
+
 import click
 
+from controller.config import load_config
+from controller.render import plan_to_json, plan_to_table
+from controller.snapshot_io import read_snapshot
+from controller.state import read_memory, write_memory
+from decision import decide
+from decision.model import DecisionMemory
 
-@click.command(name="plan", context_settings={"ignore_unknown_options": True})
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def command(args):
-    """Not built yet."""
-    raise click.ClickException("metctl plan is not built yet")
+
+@click.command(name="plan")
+@click.option("--snapshot", "snapshot_file", required=True, metavar="FILE",
+              help="ClusterSnapshot to plan for (JSON if it ends in .json, else YAML).")
+@click.option("--config", "config_file", metavar="FILE", default=None,
+              help="metctl config (YAML); its `policy:` section decides. Default: built-in.")
+@click.option("--state", "state_file", metavar="FILE", default=None,
+              help="Decision memory: read if it exists, updated memory written back.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+              show_default=True, help="`json` is stable (field names never change).")
+def command(snapshot_file: str, config_file: str | None, state_file: str | None,
+            fmt: str) -> None:
+    """Print the plan the policy makes for a snapshot (nothing is changed)."""
+    config = load_config(config_file)
+    snapshot = read_snapshot(snapshot_file)
+    memory = read_memory(state_file) if state_file else DecisionMemory()
+    plan = decide(snapshot, config.policy, memory)
+    if fmt == "json":
+        text = plan_to_json(plan)
+    else:
+        tty = sys.stdout.isatty()
+        width = shutil.get_terminal_size((140, 24)).columns if tty else 140
+        text = plan_to_table(plan, snapshot, width=width, color=tty)
+    if state_file:
+        write_memory(state_file, plan.memory)
+    click.echo(text, nl=False)
