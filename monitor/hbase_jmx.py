@@ -1,0 +1,233 @@
+"""HBase source: polls each RegionServer's `/jmx` servlet and reports, per region, the cumulative
+request counters, size and locality, plus which server serves it.
+
+Beans read (two queries per server, `?qry=` keeps the answer small):
+- `Hadoop:service=HBase,name=RegionServer,sub=Regions`: attributes
+  `Namespace_<ns>_table_<table>_region_<encoded>_metric_<X>`;
+- `Hadoop:service=HBase,name=RegionServer,sub=Server`: `tag.serverName` (host,port,startcode),
+  `tag.Hostname`, `percentFilesLocal`.
+
+Counter mapping (HBase 2.x per-region counters, MetricsRegionSourceImpl; each is cumulative since
+the region opened on this server and restarts at 0 when it moves):
+- reads  = `getCount`  — point reads (Get RPCs), the design page's "reads";
+- scans  = `scanCount` — scan RPCs (each next() batch of a scanner), the design's "scan requests";
+- writes = `putCount + deleteCount + incrementCount + appendCount` — mutations.
+`readRequestCount`/`writeRequestCount` are not used: they count rows, so one scan of 1,000 rows
+would weigh like 1,000 gets and Stage C's read/scan split would be lost. A region whose op
+counters are absent (HBase before 2.0) or NaN gets NaN, which the collector treats as missing.
+- size_mb  = `storeFileSize` / 2^20 (on-disk store files; the memstore is not data on disk yet);
+- locality = per-region `getDataLocality()` from the admin API when a `RegionMetricsProvider` is
+  given, else the server's `percentFilesLocal` / 100 for each of its regions (a server-wide
+  fallback, the best /jmx offers).
+
+The node id is `host,port` from `tag.serverName` (the start code dropped, so a restarted server
+keeps its id); if absent, `tag.Hostname` (else the URL's host) with `hbase_rpc_port`.
+HBase prints NaN/Infinity (not strict JSON): Python's json reads them, and every number is then
+checked — a non-finite value is missing, never used as a number.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from urllib.parse import urlsplit
+
+import requests
+
+from monitor.settings import MonitorSettings
+from monitor.source import PartitionSample, Sample
+
+log = logging.getLogger(__name__)
+
+REGIONS_BEAN = "Hadoop:service=HBase,name=RegionServer,sub=Regions"
+SERVER_BEAN = "Hadoop:service=HBase,name=RegionServer,sub=Server"
+_REGION_ATTR = re.compile(
+    r"^Namespace_(?P<ns>.+?)_table_(?P<table>.+?)_region_(?P<region>[0-9a-f]+)_metric_(?P<metric>[A-Za-z_]+)$")
+READ_METRICS = ("getCount",)
+SCAN_METRICS = ("scanCount",)
+WRITE_METRICS = ("putCount", "deleteCount", "incrementCount", "appendCount")
+SYSTEM_NAMESPACE = "hbase"
+
+
+class JmxError(Exception):
+    """A /jmx answer could not be fetched or understood (message: which URL and why)."""
+
+
+@dataclass(frozen=True)
+class RegionAdminMetrics:
+    """Per-region facts from the HBase admin API (`Admin.getClusterMetrics()` →
+    `ServerMetrics.getRegionMetrics()` → `RegionMetrics`)."""
+
+    region: str  # encoded name
+    server: str  # host,port
+    size_mb: float | None = None  # getStoreFileSize in MB
+    locality: float | None = None  # getDataLocality, 0..1
+
+
+@runtime_checkable
+class RegionMetricsProvider(Protocol):
+    """What the HBase admin gateway (py4j) offers the monitor; optional."""
+
+    def region_metrics(self) -> Sequence[RegionAdminMetrics]:
+        """Every online region's size and locality. May raise; the source reports it."""
+
+
+def _finite(x: Any) -> float:
+    """A JSON value as a finite float, or NaN (missing) for anything else."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return math.nan
+    x = float(x)
+    return x if math.isfinite(x) else math.nan
+
+
+def server_id_from(server_bean: dict[str, Any] | None, url: str, rpc_port: int) -> str:
+    """`host,port` for the RegionServer behind `url`."""
+    if server_bean:
+        name = server_bean.get("tag.serverName")
+        if isinstance(name, str) and name.count(",") >= 1:
+            host, port = name.split(",")[:2]
+            if host and port.isdigit():
+                return f"{host},{port}"
+        host = server_bean.get("tag.Hostname")
+        if isinstance(host, str) and host:
+            return f"{host},{rpc_port}"
+    return f"{urlsplit(url).hostname},{rpc_port}"
+
+
+def parse_regions(regions_bean: dict[str, Any], server: str, server_locality: float | None,
+                  include_system: bool = False) -> list[PartitionSample]:
+    """PartitionSamples from a `sub=Regions` bean (attributes grouped by encoded region name)."""
+    per_region: dict[str, dict[str, Any]] = {}
+    tables: dict[str, str] = {}
+    for key, value in regions_bean.items():
+        m = _REGION_ATTR.match(key)
+        if m is None:
+            continue
+        ns, region = m.group("ns"), m.group("region")
+        if ns == SYSTEM_NAMESPACE and not include_system:
+            continue
+        tables[region] = m.group("table") if ns == "default" else f"{ns}:{m.group('table')}"
+        per_region.setdefault(region, {})[m.group("metric")] = value
+    out = []
+    for region, metrics in per_region.items():
+        def total(names: Sequence[str]) -> float:
+            # All named counters must be present and finite, else the sum is missing.
+            vals = [_finite(metrics.get(n)) for n in names]
+            return math.nan if any(math.isnan(v) for v in vals) else sum(vals)
+
+        size = _finite(metrics.get("storeFileSize"))
+        out.append(PartitionSample(
+            id=region, table=tables[region], server=server,
+            reads=total(READ_METRICS), writes=total(WRITE_METRICS), scans=total(SCAN_METRICS),
+            size_mb=None if math.isnan(size) or size < 0 else size / 2**20,
+            locality=server_locality))
+    return out
+
+
+def _bean(doc: Any, name: str, url: str) -> dict[str, Any] | None:
+    if not isinstance(doc, dict) or not isinstance(doc.get("beans"), list):
+        raise JmxError(f"hbase {url}: /jmx answer has no 'beans' list")
+    for bean in doc["beans"]:
+        if isinstance(bean, dict) and bean.get("name") == name:
+            return bean
+    return None
+
+
+class HBaseJmxSource:
+    """A MetricsSource over the /jmx of each configured RegionServer."""
+
+    def __init__(self, settings: MonitorSettings, urls: Sequence[str] | None = None,
+                 admin: RegionMetricsProvider | None = None,
+                 clock: Callable[[], float] = time.time,
+                 include_system_tables: bool = False):
+        self.settings = settings
+        self.urls = tuple(u.rstrip("/") for u in (urls if urls is not None else settings.hbase_jmx_urls))
+        self.admin = admin
+        self.clock = clock
+        self.include_system_tables = include_system_tables
+        self.session = requests.Session()
+
+    def _get(self, url: str, query: str) -> Any:
+        full = f"{url}/jmx"
+        limit = int(self.settings.hbase_jmx_max_mb * 2**20)
+        try:
+            with self.session.get(full, params={"qry": query}, stream=True,
+                                  timeout=self.settings.hbase_jmx_timeout_s) as resp:
+                if resp.status_code != 200:
+                    raise JmxError(f"hbase {url}: /jmx answered HTTP {resp.status_code}")
+                body = bytearray()
+                for chunk in resp.iter_content(262144):
+                    body += chunk
+                    if len(body) > limit:
+                        raise JmxError(f"hbase {url}: /jmx answer larger than the "
+                                       f"{self.settings.hbase_jmx_max_mb:g} MiB limit")
+        except requests.RequestException as err:
+            raise JmxError(f"hbase {url}: /jmx request failed: {type(err).__name__}: {err}") from err
+        try:
+            # json accepts HBase's bare NaN / Infinity; values are checked one by one later.
+            return json.loads(body.decode("utf-8", errors="replace"))
+        except ValueError as err:
+            head = body[:40].decode("utf-8", errors="replace").strip()
+            raise JmxError(f"hbase {url}: /jmx answer is not JSON ({err.msg} at char {err.pos}; "
+                           f"starts with {head!r})") from err
+
+    def poll_server(self, url: str) -> tuple[str, list[PartitionSample]]:
+        server_doc = self._get(url, SERVER_BEAN)
+        server_bean = _bean(server_doc, SERVER_BEAN, url)
+        regions_bean = _bean(self._get(url, REGIONS_BEAN), REGIONS_BEAN, url)
+        server = server_id_from(server_bean, url, self.settings.hbase_rpc_port)
+        if regions_bean is None:
+            raise JmxError(f"hbase {url}: no {REGIONS_BEAN} bean (not a RegionServer?)")
+        pct = _finite((server_bean or {}).get("percentFilesLocal"))
+        locality = None if math.isnan(pct) else min(1.0, max(0.0, pct / 100.0))
+        return server, parse_regions(regions_bean, server, locality, self.include_system_tables)
+
+    def sample(self) -> Sample:
+        errors: list[str] = []
+        servers: list[str] = []
+        partitions: list[PartitionSample] = []
+        for url in self.urls:
+            try:
+                server, parts = self.poll_server(url)
+            except JmxError as err:
+                log.warning("%s", err)
+                errors.append(str(err))
+                continue
+            servers.append(server)
+            partitions.extend(parts)
+            no_ops = sum(1 for p in parts if math.isnan(p.reads) or math.isnan(p.scans)
+                         or math.isnan(p.writes))
+            if no_ops:
+                errors.append(f"hbase {url}: {no_ops} regions without usable get/scan/mutation "
+                              "counters (NaN or absent; HBase 2.x per-region counters needed)")
+        taken_at = self.clock()
+        if self.admin is not None and partitions:
+            partitions = self._with_admin_metrics(partitions, errors)
+        if not self.urls:
+            errors.append("hbase: no /jmx URL configured")
+        return Sample(taken_at=taken_at, partitions=tuple(partitions), servers=tuple(servers),
+                      errors=tuple(errors))
+
+    def _with_admin_metrics(self, partitions: list[PartitionSample],
+                            errors: list[str]) -> list[PartitionSample]:
+        try:
+            facts = {r.region: r for r in self.admin.region_metrics()}
+        except Exception as err:  # noqa: BLE001 — the gateway may fail in many ways; /jmx still counts
+            errors.append(f"hbase admin: region metrics unavailable ({type(err).__name__}: {err}); "
+                          "using /jmx size and server locality")
+            return partitions
+        out = []
+        for p in partitions:
+            fact = facts.get(p.id)
+            if fact is None:
+                out.append(p)
+                continue
+            size = fact.size_mb if fact.size_mb is not None and math.isfinite(fact.size_mb) else p.size_mb
+            loc = fact.locality if fact.locality is not None and math.isfinite(fact.locality) else p.locality
+            out.append(PartitionSample(id=p.id, table=p.table, server=p.server, reads=p.reads,
+                                       writes=p.writes, scans=p.scans, size_mb=size, locality=loc))
+        return out

@@ -1,0 +1,202 @@
+"""HBase /jmx source on answers recorded from a real HBase 2.6.4 RegionServer (see data/README.md),
+served by a loopback HTTP server speaking the /jmx API, plus every bad answer we must survive."""
+import copy
+import json
+import logging
+import math
+from pathlib import Path
+
+import pytest
+
+from monitor.collector import Collector
+from monitor.hbase_jmx import (REGIONS_BEAN, SERVER_BEAN, HBaseJmxSource, RegionAdminMetrics,
+                               RegionMetricsProvider, parse_regions, server_id_from)
+from monitor.settings import MonitorSettings
+
+DATA = Path(__file__).parent / "data"
+REC = {rs: (json.loads((DATA / f"jmx-{rs}-regions.json").read_text()),
+            json.loads((DATA / f"jmx-{rs}-server.json").read_text())) for rs in ("rs1", "rs2")}
+
+
+def regions_bean(rs):
+    return REC[rs][0]["beans"][0]
+
+
+def server_bean(rs):
+    return REC[rs][1]["beans"][0]
+
+
+def attr(bean, region, metric):
+    (key,) = [k for k in bean if f"_region_{region}_metric_{metric}" in k and "_store_" not in k]
+    return bean[key]
+
+
+def user_regions(bean):
+    return {k.split("_region_")[1][:32] for k in bean if k.startswith("Namespace_default_table_usertable_region_")}
+
+
+def serve(jmx_server, rs, regions=None, server=None):
+    s = jmx_server()
+    s.serve_recording({"beans": [regions or regions_bean(rs)]}, {"beans": [server or server_bean(rs)]})
+    return s
+
+
+def settings(*urls, **kw):
+    return MonitorSettings(hbase_jmx_urls=tuple(urls), **kw)
+
+
+def test_recorded_regionservers_give_partitions_with_the_documented_counter_mapping(jmx_server):
+    a, b = serve(jmx_server, "rs1"), serve(jmx_server, "rs2")
+    sample = HBaseJmxSource(settings(a.url, b.url)).sample()
+    assert sample.errors == ()
+    name1, name2 = (server_bean(rs)["tag.serverName"] for rs in ("rs1", "rs2"))
+    assert set(sample.servers) == {",".join(name1.split(",")[:2]), ",".join(name2.split(",")[:2])}
+    by_id = {p.id: p for p in sample.partitions}
+    assert set(by_id) == user_regions(regions_bean("rs1")) | user_regions(regions_bean("rs2"))
+    for rs in ("rs1", "rs2"):
+        bean = regions_bean(rs)
+        for region in user_regions(bean):
+            p = by_id[region]
+            assert p.table == "usertable"
+            assert p.server == ",".join(server_bean(rs)["tag.serverName"].split(",")[:2])
+            assert p.reads == attr(bean, region, "getCount")
+            assert p.scans == attr(bean, region, "scanCount")
+            assert p.writes == sum(attr(bean, region, m) for m in
+                                   ("putCount", "deleteCount", "incrementCount", "appendCount"))
+            assert p.size_mb == attr(bean, region, "storeFileSize") / 2**20
+            assert p.locality == server_bean(rs)["percentFilesLocal"] / 100
+
+
+def test_system_tables_only_when_asked(jmx_server):
+    a = serve(jmx_server, "rs1")
+    sample = HBaseJmxSource(settings(a.url), include_system_tables=True).sample()
+    assert "hbase:meta" in {p.table for p in sample.partitions}
+
+
+def test_server_id_fallbacks():
+    assert server_id_from({"tag.serverName": "rs9.x,16020,1700"}, "http://h:16030", 1) == "rs9.x,16020"
+    assert server_id_from({"tag.Hostname": "rs9.x"}, "http://h:16030", 16020) == "rs9.x,16020"
+    assert server_id_from(None, "http://h.example:16030", 16020) == "h.example,16020"
+
+
+def test_table_names_with_underscores_and_namespaces():
+    bean = {f"Namespace_my_ns_table_user_table_2_region_{'a' * 32}_metric_{m}": 5
+            for m in ("getCount", "scanCount", "putCount", "deleteCount", "incrementCount", "appendCount")}
+    bean[f"Namespace_my_ns_table_user_table_2_region_{'a' * 32}_store_f_metric_mixedRowReadsCount"] = 1
+    (p,) = parse_regions(bean, "s,1", None)
+    assert p.table == "my_ns:user_table_2" and p.id == "a" * 32 and p.writes == 20
+
+
+def test_nan_infinity_and_absent_counters_are_missing_not_numbers(jmx_server):
+    bean = copy.deepcopy(regions_bean("rs1"))
+    region = sorted(user_regions(bean))[0]
+    key = next(k for k in bean if f"{region}_metric_getCount" in k)
+    bean[key] = float("nan")
+    put = next(k for k in bean if f"{region}_metric_putCount" in k)
+    bean[put] = float("inf")
+    s = serve(jmx_server, "rs1", regions=bean)
+    src = HBaseJmxSource(settings(s.url))
+    sample = src.sample()
+    p = next(p for p in sample.partitions if p.id == region)
+    assert math.isnan(p.reads) and math.isnan(p.writes)
+    assert any("1 regions without usable" in e for e in sample.errors)
+    c = Collector([src], settings(s.url))
+    c.poll(0.0), c.poll(10.0)
+    snap = c.snapshot(10.0)
+    assert region not in {q.id for q in snap.partitions}
+    assert any(m.startswith(f"partition {region}") and "not a number" in m for m in snap.missing)
+
+
+def test_bare_nan_text_from_the_server_is_accepted(jmx_server):
+    s = serve(jmx_server, "rs1")
+    text = json.dumps({"beans": [regions_bean("rs1")]})
+    region = sorted(user_regions(regions_bean("rs1")))[0]
+    text = text.replace(f'"Namespace_default_table_usertable_region_{region}_metric_scanCount": ',
+                        f'"Namespace_default_table_usertable_region_{region}_metric_scanCount": NaN, "x": ')
+    s.answers[REGIONS_BEAN] = text.encode()
+    sample = HBaseJmxSource(settings(s.url)).sample()
+    p = next(p for p in sample.partitions if p.id == region)
+    assert math.isnan(p.scans) and not math.isnan(p.reads)
+
+
+@pytest.mark.parametrize("misbehave,words", [
+    (dict(raw=b"<html><head><title>Error 404</title></head></html>"), "not JSON"),
+    (dict(raw=b"\x00\x01garbage{{"), "not JSON"),
+    (dict(raw=b'{"beans": [ {"name": "Hadoop:service'), "not JSON"),  # truncated
+    (dict(raw=b'{"nothing": 1}'), "no 'beans'"),
+    (dict(status=500), "HTTP 500"),
+    (dict(delay_s=2.0), "request failed"),
+    (dict(answers={}), "no Hadoop:service=HBase,name=RegionServer,sub=Regions bean"),
+])
+def test_bad_answers_give_a_clear_error_and_no_made_up_partitions(jmx_server, misbehave, words, caplog):
+    good = serve(jmx_server, "rs2")
+    bad = serve(jmx_server, "rs1")
+    for k, v in misbehave.items():
+        setattr(bad, k, v)
+    cfg = settings(bad.url, good.url, hbase_jmx_timeout_s=0.5)
+    src = HBaseJmxSource(cfg)
+    with caplog.at_level(logging.WARNING):
+        sample = src.sample()
+    assert any(bad.url in e and words in e for e in sample.errors), sample.errors
+    assert words in caplog.text
+    assert {p.id for p in sample.partitions} == user_regions(regions_bean("rs2"))
+    c = Collector([src], cfg)
+    c.poll(0.0)
+    snap = c.snapshot(0.0)
+    assert any(bad.url in m for m in snap.missing)
+
+
+def test_unreachable_server(jmx_server):
+    s = jmx_server()
+    url = s.url
+    s.close()
+    sample = HBaseJmxSource(settings(url, hbase_jmx_timeout_s=0.5)).sample()
+    assert sample.partitions == () and "request failed" in sample.errors[0]
+
+
+def test_size_limit(jmx_server):
+    s = serve(jmx_server, "rs1")
+    sample = HBaseJmxSource(settings(s.url, hbase_jmx_max_mb=0.001)).sample()
+    assert sample.partitions == () and "limit" in sample.errors[0]
+
+
+def test_counter_going_backwards_across_polls_is_a_reset(jmx_server, caplog):
+    s = serve(jmx_server, "rs1")
+    region = sorted(user_regions(regions_bean("rs1")))[0]
+    key = f"Namespace_default_table_usertable_region_{region}_metric_getCount"
+    clock = iter([0.0, 10.0, 20.0])
+    src = HBaseJmxSource(settings(s.url), clock=lambda: next(clock))
+    c = Collector([src], settings(s.url))
+    for value in (1000, 1500, 20):  # 50 gets/s, then the region reopened (counter restarted)
+        s.answers[REGIONS_BEAN][key] = value
+        c.poll(0.0)
+    p = next(p for p in c.snapshot(0.0).partitions if p.id == region)
+    assert p.reads == pytest.approx((1500 - 1000) / 10) and p.reads >= 0
+    assert "backwards" in caplog.text
+
+
+class FixedAdmin:
+    def __init__(self, facts=(), error=None):
+        self.facts, self.error = list(facts), error
+
+    def region_metrics(self):
+        if self.error:
+            raise self.error
+        return self.facts
+
+
+def test_admin_provider_gives_per_region_locality_and_size(jmx_server):
+    s = serve(jmx_server, "rs1")
+    region = sorted(user_regions(regions_bean("rs1")))[0]
+    admin = FixedAdmin([RegionAdminMetrics(region=region, server="x,1", size_mb=321.0, locality=0.25)])
+    assert isinstance(admin, RegionMetricsProvider)
+    by_id = {p.id: p for p in HBaseJmxSource(settings(s.url), admin=admin).sample().partitions}
+    assert by_id[region].locality == 0.25 and by_id[region].size_mb == 321.0
+    others = [p for pid, p in by_id.items() if pid != region]
+    assert all(p.locality == server_bean("rs1")["percentFilesLocal"] / 100 for p in others)
+
+
+def test_admin_provider_failure_falls_back_and_says_so(jmx_server):
+    s = serve(jmx_server, "rs1")
+    sample = HBaseJmxSource(settings(s.url), admin=FixedAdmin(error=RuntimeError("py4j down"))).sample()
+    assert sample.partitions and any("py4j down" in e for e in sample.errors)
