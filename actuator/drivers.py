@@ -18,6 +18,9 @@ INSTANCE_STATES = ("requested", "booting", "running", "stopping", "terminated", 
 TAG_MANAGED = "metctl:managed"  # value "true"
 TAG_CLUSTER = "metctl:cluster"
 TAG_PROFILE = "metctl:profile"
+# Launch token "<plan id>/<step>/<attempt>": lets a restarted executor find (adopt) a node whose
+# launch call went out just before the controller died, instead of launching a second one.
+TAG_LAUNCH = "metctl:launch"
 
 
 @dataclass(frozen=True)

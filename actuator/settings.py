@@ -1,22 +1,185 @@
-"""Settings of the actuator: executor, infrastructure driver, data-store driver."""
+"""Settings of the actuator: the executor (timeouts, retries, throttles, journal), the
+infrastructure driver (sim | ec2 | openstack | local, one sub-section each) and the data-store
+driver. Every field has a default and a description with its unit; units are in the names.
+
+Credentials are never settings: EC2 uses the standard AWS credential chain (environment,
+shared files, instance profile), OpenStack uses clouds.yaml or OS_* variables.
+"""
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class ExecutorSettings(BaseModel):
-    """(placeholder: fields arrive with the issue that owns this section)"""
+    """How the executor carries out a plan. Per-state launch timeouts follow Ray's autoscaler
+    (a node is requested, then booting, then joining the data store; each state has its own limit)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    journal_path: str = Field(
+        "metctl-state/journal.sqlite",
+        description="SQLite file recording every plan and each action's state before and after it "
+        "runs; `metctl status` reads it and a restarted controller resumes from it.")
+    requested_timeout_s: float = Field(
+        600.0, gt=0, description="Seconds a launched node may stay 'requested' (no capacity yet) "
+        "before the launch attempt counts as failed.")
+    booting_timeout_s: float = Field(
+        600.0, gt=0, description="Seconds a node may stay 'booting' before the attempt counts as failed.")
+    joining_timeout_s: float = Field(
+        300.0, gt=0, description="Seconds a running node may take to register with the data store "
+        "(its address appearing as an active server) before the attempt counts as failed.")
+    launch_attempts: int = Field(
+        3, ge=1, description="Launch attempts per node (the failed partial node is terminated "
+        "before each retry); when all fail the plan is abandoned and its new nodes terminated.")
+    launch_backoff_s: float = Field(
+        10.0, ge=0, description="Back-off before the 2nd launch attempt, seconds; doubles per "
+        "attempt up to launch_backoff_max_s.")
+    launch_backoff_max_s: float = Field(120.0, ge=0, description="Longest launch back-off, seconds.")
+    max_concurrent_moves: int = Field(
+        2, ge=1, description="Partition moves in flight at once (throttled migration, Parqua).")
+    incremental_transfer: bool = Field(
+        True, description="Fill a new node from one source node at a time so each moved partition "
+        "is served by the new node at once (incremental elasticity); false = all sources in parallel.")
+    move_timeout_s: float = Field(
+        120.0, gt=0, description="Seconds a move may take before it is re-issued (counts as a failed attempt).")
+    datastore_attempts: int = Field(
+        4, ge=1, description="Attempts per data-store action (move, restart, compact, decommission) "
+        "before the plan stops at a consistent point.")
+    datastore_backoff_s: float = Field(
+        2.0, ge=0, description="Back-off before retrying a failed data-store action, seconds; doubles "
+        "per attempt up to datastore_backoff_max_s.")
+    datastore_backoff_max_s: float = Field(60.0, ge=0, description="Longest data-store back-off, seconds.")
+    restart_timeout_s: float = Field(
+        300.0, gt=0, description="Seconds a server restart with a new profile may take until it is "
+        "active again with that profile.")
+    max_concurrent_compactions: int = Field(
+        1, ge=1, description="Major compactions in flight at once (each rewrites a partition's files).")
+    compaction_timeout_s: float = Field(
+        3600.0, gt=0, description="Seconds one major compaction may run (MET: about 1 minute per GB).")
+    drain_timeout_s: float = Field(
+        600.0, gt=0, description="Seconds a decommissioned server may take to stop.")
+    terminate_timeout_s: float = Field(
+        600.0, gt=0, description="Seconds a terminated node may take to leave the owned-node list.")
+    disable_balancer: bool = Field(
+        True, description="Switch the data store's own balancer off while a plan runs (restored "
+        "afterwards if it was on), so it cannot undo the plan's moves.")
+    on_resume: Literal["finish", "rollback"] = Field(
+        "finish", description="What a restarted controller does with a plan in flight: 'finish' rolls "
+        "forward; 'rollback' abandons it if its commit point was not reached (new nodes terminated). "
+        "A plan past its commit point is always finished.")
+
+    @model_validator(mode="after")
+    def _backoff_bounds(self) -> "ExecutorSettings":
+        if self.launch_backoff_max_s < self.launch_backoff_s:
+            raise ValueError("launch_backoff_max_s must be >= launch_backoff_s")
+        if self.datastore_backoff_max_s < self.datastore_backoff_s:
+            raise ValueError("datastore_backoff_max_s must be >= datastore_backoff_s")
+        return self
+
+
+class Ec2Settings(BaseModel):
+    """EC2 through boto3. Credentials come from the standard AWS chain and are never settings."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    region: str = Field("us-east-1", description="AWS region name.")
+    endpoint_url: str | None = Field(
+        None, description="EC2 endpoint URL override (e.g. a moto server for tests); None = AWS.")
+    image_id: str = Field("", description="AMI id new nodes boot from (ami-…). Required to launch.")
+    instance_type: str = Field("m5.large", description="EC2 instance type of new nodes.")
+    subnet_id: str | None = Field(None, description="Subnet to launch into; None = the default VPC's.")
+    security_group_ids: tuple[str, ...] = Field((), description="Security group ids for new nodes.")
+    key_name: str | None = Field(None, description="EC2 key pair name for SSH; None = no key.")
+    iam_instance_profile: str | None = Field(
+        None, description="IAM instance profile name (or ARN) new nodes run with; None = none.")
+    address: Literal["private_ip", "private_dns", "public_ip", "public_dns"] = Field(
+        "private_dns", description="Which instance attribute is the node's address (must equal the "
+        "host the data store reports for the node's server).")
+    extra_tags: dict[str, str] = Field({}, description="Additional tags put on every node launched.")
+
+
+class OpenStackSettings(BaseModel):
+    """OpenStack through openstacksdk. Credentials come from clouds.yaml or OS_* variables."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cloud: str | None = Field(
+        None, description="Name of the cloud in clouds.yaml; None = from OS_* environment variables.")
+    image: str = Field("", description="Image name or id new servers boot from. Required to launch.")
+    flavor: str = Field("m1.medium", description="Flavor name or id of new servers.")
+    network: str | None = Field(None, description="Network name or id to attach; None = the cloud's default.")
+    key_name: str | None = Field(None, description="Nova key pair name; None = none.")
+    security_groups: tuple[str, ...] = Field((), description="Security group names for new servers.")
+    auto_ip: bool = Field(False, description="Ask openstacksdk for a floating IP (needs Neutron).")
+    wait_interval_s: float = Field(
+        5.0, gt=0, description="Seconds between status polls when a command waits for a server.")
+    name_prefix: str = Field("metctl", description="New servers are named <prefix>-<cluster>-<n>.")
+    address: Literal["private", "public", "name"] = Field(
+        "private", description="Which server attribute is the node's address: its first private "
+        "IPv4, its public/floating IPv4, or its name.")
+
+
+class LocalSettings(BaseModel):
+    """Nodes as processes on this machine (real local HBase RegionServers, demos)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    state_dir: str = Field(
+        "metctl-state/local-nodes", description="Directory holding one sub-directory per node "
+        "(its working dir, node.json with PID, profile, tags, port, address; its log).")
+    command: tuple[str, ...] = Field(
+        ("sleep", "infinity"), description="Command (argv template) that starts one node. Placeholders: "
+        "{node_dir} {settings_file} {user_data_file} {profile} {port} {node} {cluster} {address}.")
+    env: dict[str, str] = Field(
+        {}, description="Extra environment for node processes (templated like `command`).")
+    address_template: str = Field(
+        "127.0.0.1:{port}", description="The node's address as the data store will report its "
+        "host; placeholders {port} {node} {host}.")
+    host: str = Field("127.0.0.1", description="Host the node processes bind to.")
+    base_port: int = Field(
+        16120, ge=1024, le=65000, description="First port handed to nodes; each node gets the next "
+        "free slot of base_port + k * port_stride.")
+    port_stride: int = Field(10, ge=1, description="Port distance between consecutive nodes.")
+    max_nodes: int = Field(16, ge=1, description="Most local nodes at once (port slots).")
+    ready_port: bool = Field(
+        False, description="Report a node 'running' only once its port accepts TCP connections "
+        "(else as soon as its process lives).")
+    stop_timeout_s: float = Field(
+        30.0, gt=0, description="Seconds between SIGTERM and SIGKILL when a node is terminated.")
 
 
 class InfrastructureSettings(BaseModel):
-    """(placeholder)"""
+    """Where nodes come from. `driver` picks one sub-section; the others are ignored."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    driver: Literal["sim", "ec2", "openstack", "local"] = Field(
+        "sim", description="Infrastructure driver: the simulator's, EC2, OpenStack or local processes.")
+    ec2: Ec2Settings = Ec2Settings()
+    openstack: OpenStackSettings = OpenStackSettings()
+    local: LocalSettings = LocalSettings()
+
+
+class HBaseStoreSettings(BaseModel):
+    """How the HBase data-store driver reaches the cluster (used by driver: hbase)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    zookeeper_quorum: str = Field("127.0.0.1:2181", description="hbase.zookeeper.quorum (host:port,…).")
+    znode_parent: str = Field("/hbase", description="zookeeper.znode.parent of the cluster.")
+    client_jars_dir: str | None = Field(
+        None, description="Directory with the HBase client jars for the py4j gateway; None = the "
+        "cached download of deploy/local-hbase.")
+    gateway_host: str = Field("127.0.0.1", description="Address the py4j gateway binds to (loopback).")
+    rpc_timeout_s: float = Field(60.0, gt=0, description="Timeout of one admin call, seconds.")
 
 
 class DataStoreSettings(BaseModel):
-    """(placeholder)"""
+    """Where partitions live: the simulator's store or a real HBase cluster."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    driver: Literal["sim", "hbase"] = Field("sim", description="Data-store driver.")
+    hbase: HBaseStoreSettings = HBaseStoreSettings()

@@ -1,0 +1,204 @@
+"""The executor's write-ahead journal: one SQLite file (standard library) holding every plan,
+each of its steps with its state, and an event log of transitions and errors.
+
+Parqua's phases map onto it: *prepare* journals the whole plan (every action `pending`) before
+anything is touched; *execute* records each step before its driver call (intent) and after it
+(acknowledged, then verified by observation); one *commit point* is a single write once the
+new layout is verified; *recovery* (compactions restore locality, drains, terminations) follows
+it. A controller killed between any two writes finds here everything it needs to resume.
+
+Each public mutating method is exactly one transaction ("a journal write"); an optional
+`on_write(when, number, what)` hook runs just before and just after each one — the kill-point
+tests use it to SIGKILL the process at every write.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+# Columns of a step row (the executor's Step dataclass mirrors them).
+STEP_COLUMNS: tuple[str, ...] = (
+    "idx", "parent", "op", "node", "profile", "from_profile", "partition", "source", "target",
+    "reason", "cause", "state", "sub_state", "attempts", "instance_id", "server_id", "host",
+    "token", "called", "since", "started_at", "next_try_at", "finished_at", "error", "note",
+)
+PLAN_STATES_IN_FLIGHT = ("running", "abandoning")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS plans (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    plan_id TEXT UNIQUE NOT NULL,
+    cluster TEXT NOT NULL,
+    state TEXT NOT NULL,            -- running | abandoning | done | failed | abandoned
+    phase TEXT NOT NULL,            -- prepare | launch | reconfigure | move | verify | committed | compact | drain | terminate | finish
+    committed INTEGER NOT NULL DEFAULT 0,
+    balancer_was_on INTEGER,        -- NULL until the balancer was switched off by this plan
+    plan_json TEXT NOT NULL,        -- the plan as `metctl plan --format json` prints it
+    layout_json TEXT,               -- partition -> server when the plan was prepared (for rollback)
+    error TEXT,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS steps (
+    plan_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    parent INTEGER,
+    op TEXT NOT NULL,
+    node TEXT, profile TEXT, from_profile TEXT, partition TEXT, source TEXT, target TEXT,
+    reason TEXT, cause TEXT,
+    state TEXT NOT NULL,            -- pending | running | done | failed | skipped | cancelled
+    sub_state TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    instance_id TEXT, server_id TEXT, host TEXT, token TEXT,
+    called INTEGER NOT NULL DEFAULT 0,
+    since REAL, started_at REAL, next_try_at REAL, finished_at REAL,
+    error TEXT, note TEXT,
+    PRIMARY KEY (plan_id, idx)
+);
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    plan_id TEXT NOT NULL,
+    at REAL NOT NULL,
+    level TEXT NOT NULL,            -- info | error
+    idx INTEGER,
+    message TEXT NOT NULL
+);
+"""
+
+WriteHook = Callable[[str, int, str], None]
+
+
+class Journal:
+    """A SQLite journal. Safe to open from another process (read-only use by `metctl status`)."""
+
+    def __init__(self, path: str | Path, on_write: WriteHook | None = None):
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.executescript(_SCHEMA)
+        self._lock = threading.Lock()
+        self.on_write = on_write
+        self.writes = 0  # journal writes made through this object
+
+    def close(self) -> None:
+        self._db.close()
+
+    # -- writing -----------------------------------------------------------------------------
+    def _write(self, what: str, statements: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
+        with self._lock:
+            self.writes += 1
+            if self.on_write is not None:
+                self.on_write("before", self.writes, what)
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for sql, args in statements:
+                    self._db.execute(sql, args)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            if self.on_write is not None:
+                self.on_write("after", self.writes, what)
+
+    @staticmethod
+    def _event(plan_id: str, at: float, level: str, idx: int | None, message: str):
+        return ("INSERT INTO events (plan_id, at, level, idx, message) VALUES (?,?,?,?,?)",
+                (plan_id, at, level, idx, message))
+
+    @staticmethod
+    def _insert_step(plan_id: str, step: Mapping[str, Any]):
+        cols = [c for c in STEP_COLUMNS if c in step]
+        sql = (f"INSERT INTO steps (plan_id, {', '.join(cols)}) "
+               f"VALUES (?, {', '.join('?' for _ in cols)})")
+        return sql, (plan_id, *(step[c] for c in cols))
+
+    def create_plan(self, plan_id: str, cluster: str, plan: Mapping[str, Any],
+                    steps: list[Mapping[str, Any]], now: float) -> None:
+        """Prepare: the plan and all its steps, `pending`, in one write."""
+        stmts = [("INSERT INTO plans (plan_id, cluster, state, phase, plan_json, created_at, updated_at) "
+                  "VALUES (?,?,?,?,?,?,?)",
+                  (plan_id, cluster, "running", "prepare", json.dumps(plan, sort_keys=True), now, now))]
+        stmts += [self._insert_step(plan_id, s) for s in steps]
+        stmts.append(self._event(plan_id, now, "info", None, f"plan journaled with {len(steps)} actions"))
+        self._write(f"create plan {plan_id}", stmts)
+
+    def update_plan(self, plan_id: str, now: float, *, event: str | None = None,
+                    level: str = "info", **fields: Any) -> None:
+        sets = "".join(f"{k} = ?, " for k in fields)
+        stmts = [(f"UPDATE plans SET {sets}updated_at = ? WHERE plan_id = ?",
+                  (*fields.values(), now, plan_id))]
+        if event:
+            stmts.append(self._event(plan_id, now, level, None, event))
+        self._write(f"plan {plan_id} {fields}", stmts)
+
+    def update_step(self, plan_id: str, idx: int, now: float, *, event: str | None = None,
+                    level: str = "info", **fields: Any) -> None:
+        stmts = []
+        if fields:
+            sets = ", ".join(f"{k} = ?" for k in fields)
+            stmts.append((f"UPDATE steps SET {sets} WHERE plan_id = ? AND idx = ?",
+                          (*fields.values(), plan_id, idx)))
+        if event:
+            stmts.append(self._event(plan_id, now, level, idx, event))
+        if stmts:
+            self._write(f"step {idx} {fields}", stmts)
+
+    def add_steps(self, plan_id: str, steps: list[Mapping[str, Any]], now: float, *,
+                  parent_update: tuple[int, Mapping[str, Any]] | None = None,
+                  event: str | None = None) -> None:
+        """Derived steps (e.g. the moves evacuating a node) and their parent's new sub-state, in one write."""
+        stmts = [self._insert_step(plan_id, s) for s in steps]
+        if parent_update is not None and parent_update[1]:
+            idx, fields = parent_update
+            sets = ", ".join(f"{k} = ?" for k in fields)
+            stmts.append((f"UPDATE steps SET {sets} WHERE plan_id = ? AND idx = ?",
+                          (*fields.values(), plan_id, idx)))
+        if event:
+            stmts.append(self._event(plan_id, now, "info", parent_update[0] if parent_update else None, event))
+        self._write(f"add {len(steps)} steps", stmts)
+
+    # -- reading -----------------------------------------------------------------------------
+    def in_flight(self) -> str | None:
+        row = self._db.execute(
+            "SELECT plan_id FROM plans WHERE state IN (?, ?) ORDER BY seq DESC LIMIT 1",
+            PLAN_STATES_IN_FLIGHT).fetchone()
+        return row["plan_id"] if row else None
+
+    def latest(self) -> str | None:
+        row = self._db.execute("SELECT plan_id FROM plans ORDER BY seq DESC LIMIT 1").fetchone()
+        return row["plan_id"] if row else None
+
+    def plan_ids(self, limit: int = 20) -> list[str]:
+        rows = self._db.execute("SELECT plan_id FROM plans ORDER BY seq DESC LIMIT ?", (limit,))
+        return [r["plan_id"] for r in rows]
+
+    def load_plan(self, plan_id: str) -> dict[str, Any] | None:
+        row = self._db.execute("SELECT * FROM plans WHERE plan_id = ?", (plan_id,)).fetchone()
+        if row is None:
+            return None
+        out = dict(row)
+        out["plan"] = json.loads(out.pop("plan_json"))
+        layout = out.pop("layout_json")
+        out["layout"] = json.loads(layout) if layout else {}
+        return out
+
+    def load_steps(self, plan_id: str) -> list[dict[str, Any]]:
+        rows = self._db.execute("SELECT * FROM steps WHERE plan_id = ? ORDER BY idx", (plan_id,))
+        return [{k: r[k] for k in STEP_COLUMNS} for r in rows]
+
+    def events(self, plan_id: str, *, level: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        sql = "SELECT at, level, idx, message FROM events WHERE plan_id = ?"
+        args: tuple[Any, ...] = (plan_id,)
+        if level:
+            sql += " AND level = ?"
+            args += (level,)
+        sql += " ORDER BY seq DESC LIMIT ?"
+        rows = self._db.execute(sql, (*args, limit)).fetchall()
+        return [dict(r) for r in reversed(rows)]

@@ -1,0 +1,125 @@
+"""Plans and fake clusters for the executor tests: a small hand-made scenario and a generator of
+random consistent (layout, plan) pairs for the property and kill-point tests."""
+from __future__ import annotations
+
+import random
+from typing import Mapping
+
+from actuator.executor import ExecutionStatus, Executor
+from actuator.fake import FakeCluster
+from decision.model import (
+    Action, DecisionMemory, Health, NodeAssignment, Plan, Sizing, Summary,
+)
+
+
+def make_plan(actions: list[Action], assignment: Mapping[str, tuple[str, list[str]]]) -> Plan:
+    launches = sum(a.op == "launch" for a in actions)
+    terms = sum(a.op == "terminate" for a in actions)
+    return Plan(
+        policy="met", health=Health(nodes=(), suboptimal=0.0, remove=False, healthy=False),
+        sizing=Sizing(current=len(assignment) - launches + terms, target=len(assignment), delta=launches - terms, step=1),
+        groups=(),
+        assignment=tuple(NodeAssignment(node=n, profile=p, partitions=tuple(ps), load=0.0)
+                         for n, (p, ps) in assignment.items()),
+        actions=tuple(actions),
+        summary=Summary(moves=sum(a.op == "move" for a in actions),
+                        reconfigurations=sum(a.op == "reconfigure" for a in actions),
+                        launches=launches, terminations=terms, max_load_ratio=1.0),
+        memory=DecisionMemory())
+
+
+RS1, RS2, RS3 = "rs1,16020", "rs2,16020", "rs3,16020"
+
+
+def scenario(world: FakeCluster, *, owned_rs3: bool = True) -> Plan:
+    """Three servers; the plan adds a read node, reconfigures rs1 for writes, moves partitions
+    (two toward the new node from different sources), compacts one and removes rs3."""
+    world.add_server(RS1, partitions=("p0", "p1", "p2"))
+    world.add_server(RS2, partitions=("p3", "p4", "p5"))
+    world.add_server(RS3, partitions=("p6", "p7"), owned=owned_rs3)
+    A = Action
+    actions = [
+        A("launch", "scale out", node="new-1", profile="read", cause="scale_out"),
+        A("reconfigure", "write group", node=RS1, profile="write", from_profile="default"),
+        A("move", "to read node", partition="p0", source=RS1, target="new-1"),
+        A("move", "to read node", partition="p3", source=RS2, target="new-1"),
+        A("move", "balance", partition="p6", source=RS3, target=RS2),
+        A("move", "balance", partition="p7", source=RS3, target=RS1),
+        A("compact", "locality", node="new-1", partition="p0", cause="locality"),
+        A("drain", "scale in", node=RS3), A("terminate", "scale in", node=RS3),
+    ]
+    assignment = {RS1: ("write", ["p1", "p2", "p7"]), RS2: ("default", ["p4", "p5", "p6"]),
+                  "new-1": ("read", ["p0", "p3"])}
+    return make_plan(actions, assignment)
+
+
+def random_case(seed: int, world: FakeCluster) -> Plan:
+    """A random cluster (2-4 servers, 3-12 partitions) and a consistent plan reshaping it."""
+    rng = random.Random(seed)
+    n_old = rng.randint(2, 4)
+    olds = [f"rs{i},16020" for i in range(1, n_old + 1)]
+    parts = [f"r{j:02d}" for j in range(rng.randint(3, 12))]
+    layout = {p: rng.choice(olds) for p in parts}
+    for s in olds:
+        world.add_server(s, partitions=tuple(p for p in parts if layout[p] == s))
+    n_new = rng.randint(0, 2)
+    news = [f"new-{k}" for k in range(1, n_new + 1)]
+    leaving = set(rng.sample(olds, rng.randint(0, min(1, n_old - 1))))
+    keep = [s for s in olds if s not in leaving]
+    targets = keep + news
+    target_of = {p: rng.choice(targets) for p in parts}
+    profiles = ("read", "write", "scan", "read_write")
+    actions: list[Action] = [Action("launch", "scale out", node=n, profile=rng.choice(profiles)) for n in news]
+    prof: dict[str, str] = {n: a.profile for n, a in zip(news, actions)}
+    for s in keep:
+        if rng.random() < 0.5:
+            prof[s] = rng.choice(profiles)
+            actions.append(Action("reconfigure", "profile", node=s, profile=prof[s], from_profile="default"))
+        else:
+            prof[s] = "default"
+    moves = [p for p in parts if target_of[p] != layout[p]]
+    actions += [Action("move", "place", partition=p, source=layout[p], target=target_of[p]) for p in moves]
+    actions += [Action("compact", "locality", node=target_of[p], partition=p) for p in moves[:2]]
+    for s in sorted(leaving):
+        actions += [Action("drain", "scale in", node=s), Action("terminate", "scale in", node=s)]
+    assignment = {t: (prof[t], [p for p in parts if target_of[p] == t]) for t in targets}
+    return make_plan(actions, assignment)
+
+
+def run_to_end(ex: Executor, world: FakeCluster, *, max_ticks: int = 5000, step_s: float = 1.0,
+               each_tick=None) -> ExecutionStatus:
+    status = ex.tick()
+    for _ in range(max_ticks):
+        if status.state != "running":
+            return status
+        if each_tick is not None:
+            each_tick(status)
+        world.advance(step_s)
+        status = ex.tick()
+    raise AssertionError(f"plan still running after {max_ticks} ticks: {status}")
+
+
+def resolved_layout(ex: Executor, plan: Plan) -> dict[str, str]:
+    """partition -> server the plan's assignment wants, with placeholders resolved."""
+    want = {}
+    for a in plan.assignment:
+        server = ex.resolve(a.node)
+        for p in a.partitions:
+            want[p] = server
+    return want
+
+
+def actual_layout(world: FakeCluster) -> dict[str, str | None]:
+    return {p: v["server"] for p, v in world.s["partitions"].items()}
+
+
+def fill_new_node(world: FakeCluster) -> Plan:
+    """Scale out by one node that takes two partitions from each of rs1 and rs2."""
+    world.add_server(RS1, partitions=("p0", "p1", "p2"))
+    world.add_server(RS2, partitions=("p3", "p4", "p5"))
+    A = Action
+    actions = [A("launch", "scale out", node="new-1", profile="read")]
+    actions += [A("move", "to new", partition=p, source=RS1, target="new-1") for p in ("p0", "p1")]
+    actions += [A("move", "to new", partition=p, source=RS2, target="new-1") for p in ("p3", "p4")]
+    return make_plan(actions, {RS1: ("default", ["p2"]), RS2: ("default", ["p5"]),
+                               "new-1": ("read", ["p0", "p1", "p3", "p4"])})

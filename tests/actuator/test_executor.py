@@ -1,0 +1,278 @@
+"""The executor on the in-package fake cluster: order of phases, throttling, incremental
+transfer, failures (launch timeouts, quota, failing and undone moves), ownership, rollback."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+
+from actuator.executor import ExecutorBusy, Executor
+from actuator.fake import FakeCluster, FakeDelays
+from actuator.journal import Journal
+from actuator.settings import ExecutorSettings
+from tests.actuator.plans import (
+    RS1, RS2, actual_layout, fill_new_node, random_case, resolved_layout, run_to_end, scenario,
+)
+
+
+def executor(world: FakeCluster, **overrides) -> Executor:
+    return Executor(world.infra, world.datastore, ExecutorSettings(**overrides), world.clock, world.cluster,
+                    Journal(":memory:"))
+
+
+def ops(world: FakeCluster, op: str) -> list[tuple]:
+    return [e for e in world.effects if e[0] == op]
+
+
+def test_scenario_reaches_the_assignment_in_met_order():
+    world = FakeCluster()
+    plan = scenario(world)
+    ex = executor(world)
+    ex.submit(plan, "p1")
+    status = run_to_end(ex, world)
+    assert status.state == "done" and status.actions_done == status.actions_total == len(plan.actions)
+    assert actual_layout(world) == resolved_layout(ex, plan)
+    kinds = [e[0] for e in world.effects]
+    # launch first, terminate last; the restart only once rs1 serves nothing
+    assert kinds.index("launch") < kinds.index("move") and kinds.index("restart") < kinds.index("compact")
+    assert kinds.index("decommission") < kinds.index("terminate")
+    assert "restart-with-partitions" not in kinds and "LOST" not in kinds
+    new_server = ex.resolve("new-1")
+    restart_at = kinds.index("restart")
+    # evacuation of rs1 never sends partitions to the new (already final) node but p0, whose target it is
+    evacuated = [e for e in world.effects[:restart_at] if e[0] == "move" and e[2] == RS1]
+    assert {e[3] for e in evacuated if e[1] != "p0"} == {RS2}  # not the new node, not rs3 (leaving)
+    assert ("move", "p0", RS1, new_server) in world.effects
+    assert world.effects[-1] == ("balancer", True) and world.effects[0] == ("balancer", False)
+    (_, terminated), = ops(world, "terminate")
+    assert world.s["instances"][terminated]["address"] == "rs3"
+
+
+def test_new_node_user_data_and_tags_carry_the_profile():
+    world = FakeCluster(cluster="prod")
+    plan = scenario(world)
+    ex = executor(world)
+    ex.submit(plan, "p1")
+    run_to_end(ex, world)
+    (_, iid, token), = ops(world, "launch")
+    inst = world.s["instances"][iid]
+    assert inst["tags"] == {"metctl:managed": "true", "metctl:cluster": "prod", "metctl:profile": "read",
+                            "metctl:launch": token}
+    assert '"profile": "read"' in inst["user_data"] and '"cluster": "prod"' in inst["user_data"]
+
+
+@pytest.mark.parametrize("max_moves", [1, 2, 3])
+def test_moves_are_throttled_and_a_new_node_fills_from_one_source_at_a_time(max_moves):
+    world = FakeCluster(delays=FakeDelays(move_s=5.0))
+    plan = scenario(world)
+    ex = executor(world, max_concurrent_moves=max_moves)
+    ex.submit(plan, "p1")
+    seen = {"max_in_flight": 0, "sources_to_new": 0}
+
+    def check(_status):
+        moving = [v for v in world.s["partitions"].values() if v["moving_to"] is not None]
+        seen["max_in_flight"] = max(seen["max_in_flight"], len(moving))
+        new = ex.resolve("new-1")
+        to_new = {v["prev"] for v in moving if new and v["moving_to"] == new}
+        seen["sources_to_new"] = max(seen["sources_to_new"], len(to_new))
+
+    assert run_to_end(ex, world, each_tick=check).state == "done"
+    assert 1 <= seen["max_in_flight"] <= max_moves
+    assert seen["sources_to_new"] == 1
+
+
+@pytest.mark.parametrize("max_moves", [2, 4])
+def test_incremental_transfer_sends_one_source_after_the_other(max_moves):
+    world = FakeCluster(delays=FakeDelays(move_s=5.0))
+    plan = fill_new_node(world)
+    ex = executor(world, max_concurrent_moves=max_moves)
+    ex.submit(plan, "p1")
+    assert run_to_end(ex, world).state == "done"
+    sources = [e[2] for e in ops(world, "move")]
+    assert sources == sorted(sources)  # all of rs1's partitions, then all of rs2's
+    assert actual_layout(world) == resolved_layout(ex, plan)
+
+
+def test_parallel_transfer_when_incremental_is_off():
+    world = FakeCluster(delays=FakeDelays(move_s=5.0))
+    plan = fill_new_node(world)
+    ex = executor(world, max_concurrent_moves=4, incremental_transfer=False)
+    ex.submit(plan, "p1")
+    sources = set()
+
+    def check(_):
+        new = ex.resolve("new-1")
+        moving = {v["prev"] for v in world.s["partitions"].values() if new and v["moving_to"] == new}
+        if len(moving) > 1:
+            sources.update(moving)
+
+    assert run_to_end(ex, world, each_tick=check).state == "done"
+    assert sources == {RS1, RS2}
+
+
+def test_launch_that_never_becomes_ready_is_retried_then_abandoned_cleanly():
+    world = FakeCluster()
+    plan = scenario(world)
+    world.inject(launch=("never_ready", "never_ready", "never_ready"))
+    ex = executor(world, booting_timeout_s=60, launch_attempts=3, launch_backoff_s=10)
+    ex.submit(plan, "p1")
+    status = run_to_end(ex, world)
+    assert status.state == "abandoned"
+    assert "launch of new-1 failed after 3 attempts" in status.reason and "booting" in status.reason
+    launched = [e[1] for e in ops(world, "launch")]
+    assert len(launched) == 3 and sorted(e[1] for e in ops(world, "terminate")) == sorted(launched)
+    assert not ops(world, "move") and not ops(world, "restart")
+    world.advance(10)  # past the fake's terminate delay
+    assert world.infra.nodes() and all(n.instance_id.startswith("i-old") for n in world.infra.nodes())
+    assert world.s["balancer"] is True  # restored
+    times = [t for t in ex.journal.events("p1") if "retrying launch" in t["message"]]
+    assert [t["message"] for t in times] == ["retrying launch of new-1 in 10 s", "retrying launch of new-1 in 20 s"]
+
+
+def test_a_failed_launch_is_retried_after_back_off_then_the_plan_completes():
+    world = FakeCluster()
+    plan = scenario(world)
+    world.inject(launch=("error", "never_join"))
+    ex = executor(world, joining_timeout_s=30, launch_backoff_s=10)
+    ex.submit(plan, "p1")
+    status = run_to_end(ex, world)
+    assert status.state == "done"
+    assert len(ops(world, "launch")) == 2  # the error made no node; the never-joining one was replaced
+    assert len([e for e in ops(world, "terminate") if e[1].startswith("i-new")]) == 1
+    assert actual_layout(world) == resolved_layout(ex, plan)
+
+
+def test_quota_error_abandons_at_once_without_retry():
+    world = FakeCluster()
+    plan = scenario(world)
+    world.inject(launch=("quota",))
+    ex = executor(world)
+    ex.submit(plan, "p1")
+    status = run_to_end(ex, world)
+    assert status.state == "abandoned" and "quota" in status.reason
+    assert not ops(world, "launch") and not ops(world, "move")
+    errors = ex.journal.events("p1", level="error")
+    assert any("quota" in e["message"] for e in errors)
+
+
+def test_a_move_failing_twice_then_succeeding_completes_the_plan():
+    world = FakeCluster()
+    plan = scenario(world)
+    world.inject(move_failures={"p6": 2})
+    ex = executor(world, datastore_backoff_s=3)
+    ex.submit(plan, "p1")
+    status = run_to_end(ex, world)
+    assert status.state == "done"
+    assert actual_layout(world) == resolved_layout(ex, plan)
+    step = next(s for s in ex._steps if s.op == "move" and s.partition == "p6" and s.parent is None)
+    assert step.attempts == 3 and step.state == "done"
+    errors = [e for e in ex.journal.events("p1", level="error") if "p6" in e["message"]]
+    assert len(errors) == 2
+
+
+def test_a_move_that_keeps_failing_stops_the_plan_at_a_consistent_point():
+    world = FakeCluster()
+    plan = scenario(world)
+    world.inject(move_failures={"p6": 99})
+    ex = executor(world, datastore_attempts=3, datastore_backoff_s=1)
+    ex.submit(plan, "p1")
+    status = run_to_end(ex, world)
+    assert status.state == "failed" and "p6" in status.reason
+    for _ in range(30):  # moves in flight finish by themselves
+        world.advance(1)
+    assert all(server is not None for server in actual_layout(world).values())
+    assert not ops(world, "terminate") and not ops(world, "decommission") and not ops(world, "compact")
+    steps = {s.idx: s.state for s in ex._steps}
+    assert "pending" not in steps.values() and "cancelled" in steps.values()
+    assert not ex.busy
+
+
+def test_a_move_undone_by_the_store_is_verified_and_redone():
+    world = FakeCluster()
+    plan = scenario(world)
+    world.inject(move_back={"p6": 1})
+    ex = executor(world)
+    ex.submit(plan, "p1")
+    assert run_to_end(ex, world).state == "done"
+    assert actual_layout(world) == resolved_layout(ex, plan)
+    assert len([e for e in ops(world, "move") if e[1] == "p6"]) == 2
+
+
+def test_terminating_a_node_metctl_does_not_own_is_refused_before_anything_happens():
+    world = FakeCluster()
+    plan = scenario(world, owned_rs3=False)
+    ex = executor(world)
+    ex.submit(plan, "p1")
+    status = ex.tick()
+    assert status.state == "failed" and "never terminates what it did not launch" in status.reason
+    assert world.effects == []
+
+
+def test_restart_failures_are_retried():
+    world = FakeCluster()
+    plan = scenario(world)
+    world.inject(restart_failures={RS1: 2})
+    ex = executor(world, datastore_backoff_s=2)
+    ex.submit(plan, "p1")
+    assert run_to_end(ex, world).state == "done"
+    assert ops(world, "restart") == [("restart", RS1, "write")]
+
+
+def test_submit_refuses_while_busy_and_reports_idle_before():
+    world = FakeCluster()
+    plan = scenario(world)
+    ex = executor(world)
+    assert ex.tick().state == "idle" and not ex.busy
+    ex.submit(plan, "p1")
+    assert ex.busy
+    with pytest.raises(ExecutorBusy):
+        ex.submit(plan, "p2")
+
+
+def test_rollback_on_resume_terminates_the_new_node_and_moves_its_partitions_back():
+    world = FakeCluster()
+    plan = scenario(world)
+    journal = Journal(":memory:")
+    ex = Executor(world.infra, world.datastore, ExecutorSettings(), world.clock, "demo", journal)
+    ex.submit(plan, "p1")
+    # run until p0 has arrived on the new node, then "crash" (drop the executor)
+    for _ in range(400):
+        ex.tick()
+        world.advance(1)
+        new = ex.resolve("new-1")
+        if new and world.s["partitions"]["p0"]["server"] == new:
+            break
+    else:
+        raise AssertionError("p0 never reached the new node")
+    fresh = Executor(world.infra, world.datastore, ExecutorSettings(on_resume="rollback"), world.clock, "demo",
+                     journal)
+    fresh.resume()
+    status = run_to_end(fresh, world)
+    assert status.state == "abandoned"
+    assert new not in set(actual_layout(world).values())
+    world.advance(10)
+    assert all(n.instance_id.startswith("i-old") for n in world.infra.nodes())
+    assert "LOST" not in [e[0] for e in world.effects]
+
+
+@hsettings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), max_moves=st.integers(1, 3))
+def test_any_consistent_plan_ends_in_its_assignment_without_serving_gaps(seed, max_moves):
+    world = FakeCluster()
+    plan = random_case(seed, world)
+    ex = executor(world, max_concurrent_moves=max_moves)
+    ex.submit(plan, f"plan-{seed}")
+
+    def check(_):
+        moving = sum(v["moving_to"] is not None for v in world.s["partitions"].values())
+        assert moving <= max_moves
+
+    status = run_to_end(ex, world, each_tick=check)
+    assert status.state == "done", status
+    assert actual_layout(world) == resolved_layout(ex, plan)
+    kinds = [e[0] for e in world.effects]
+    assert "LOST" not in kinds and "restart-with-partitions" not in kinds
+    restarted = [e[1] for e in world.effects if e[0] == "restart"]
+    assert len(restarted) == len(set(restarted)) == sum(a.op == "reconfigure" for a in plan.actions)
+    for a in plan.assignment:
+        server = world.s["servers"][ex.resolve(a.node)]
+        assert server["profile"] == a.profile
