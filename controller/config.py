@@ -267,6 +267,11 @@ def _expected(err: Mapping[str, Any], parent: Any) -> str:
         return f"a mapping, got {_describe_input(err.get('input'))}"
     ctx = err.get("ctx") or {}
     got = f", got {_describe_input(err.get('input'))}" if "input" in err else ""
+    if kind == "invalid_key":
+        # Mostly `{node: rs1.example.org,16020}`: in a YAML flow mapping a comma ends the
+        # value, and `16020` becomes a key of its own.
+        return (f"text keys only, got the key {_describe_input(err.get('input'))} (in YAML "
+                "{…} a comma ends a value: quote values that contain one)")
     if kind == "finite_number":
         return f"a finite number{got}"
     if kind == "literal_error" and "expected" in ctx:
@@ -304,7 +309,10 @@ def parse_model(model_cls: type[M], data: Any, file: str | Path,
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
         first = errors[0]
-        path, keys, _ = _walk(model_cls, first["loc"])
+        loc = first["loc"]
+        if first["type"] == "invalid_key":  # the key itself is wrong: name where it sits
+            loc = loc[:-1]
+        path, keys, _ = _walk(model_cls, loc)
         parent = _walk(model_cls, first["loc"][:-1])[2] if first["loc"] else model_cls
         expected = _expected(first, parent)
         if len(errors) > 1:

@@ -232,3 +232,19 @@ def test_dump_is_stable_and_in_contract_order():
     assert dump_snapshot(snap, "json") == dump_snapshot(snapshot_from_data(good(), "s"), "json")
     assert json.loads(dump_snapshot(snap, "json")) == data
     assert yaml.safe_load(dump_snapshot(snap, "yaml"))["nodes"] == data["nodes"]
+
+
+def test_unquoted_id_with_a_comma_in_a_yaml_flow_mapping_is_explained(tmp_path):
+    # In `{node: rs1,16020}` the comma ends the value, and 16020 becomes a key of its own.
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "taken_at: 2026-11-22T10:00:00Z\n"
+        "nodes:\n"
+        "- {id: 'rs1,16020', metrics: null}\n"
+        "partitions:\n"
+        "- {id: r1, table: t, node: 'rs1,16020', reads: 1, writes: 0, scans: 0}\n"
+        "- {id: r2, table: t, node: rs1,16020, reads: 1, writes: 0, scans: 0}\n")
+    with pytest.raises(BadInput) as info:
+        read_snapshot(path)
+    assert info.value.field == "partitions[1] (line 6)"
+    assert "quote" in info.value.expected and "16020" in info.value.expected
