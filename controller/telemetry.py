@@ -1,10 +1,217 @@
-"""Telemetry: Prometheus endpoint and logging."""
+"""Telemetry: the Prometheus endpoint (what metctl sees, decides and does) and its settings.
+
+`METRICS` is the one list of every metric metctl exports (name as scraped, type, labels,
+meaning); the README's table and a test that scrapes the live endpoint are checked against it.
+`Telemetry` records into its own registry and serves it over HTTP (bound to 127.0.0.1 by
+default). prometheus-client (`metctl[metrics]`) is imported only when telemetry is created, so
+the core install works without it; without it `Telemetry.create` returns a recorder that
+drops everything and says why once.
+"""
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+log = logging.getLogger("metctl.telemetry")
 
 
 class TelemetrySettings(BaseModel):
-    """(placeholder: fields arrive with the issue that owns this section)"""
+    """The Prometheus endpoint and the logs."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prometheus_enabled: bool = Field(
+        True, description="Serve the Prometheus endpoint while `metctl run` runs."
+    )
+    prometheus_address: str = Field(
+        "127.0.0.1:9464",
+        description="`host:port` the Prometheus endpoint binds to (path /metrics). Loopback by "
+        "default; use 0.0.0.0:PORT to let a remote Prometheus scrape it. Port 0 picks a free one.",
+    )
+    log_format: Literal["auto", "json", "human"] = Field(
+        "auto",
+        description="Log line format on stderr: `json` (one object a line), `human`, or `auto` "
+        "(human on a terminal, JSON otherwise — e.g. under systemd or in a container).",
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        "INFO", description="Least severe log level written."
+    )
+
+    @field_validator("prometheus_address")
+    @classmethod
+    def _host_port(cls, value: str) -> str:
+        host, sep, port = value.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+            raise ValueError("host:port, e.g. 127.0.0.1:9464")
+        return value
+
+    def bind(self) -> tuple[str, int]:
+        host, _, port = self.prometheus_address.rpartition(":")
+        return host.strip("[]"), int(port)
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    name: str  # as it appears in a scrape (counters end in _total)
+    kind: Literal["gauge", "counter", "histogram"]
+    labels: tuple[str, ...]
+    help: str
+
+
+# The one documented list. Keep README's table in step (a test compares them).
+METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec("metctl_cluster_nodes", "gauge", (),
+               "Nodes in the cluster at the last snapshot."),
+    MetricSpec("metctl_cluster_target_nodes", "gauge", (),
+               "Node count the last decision aims for."),
+    MetricSpec("metctl_node_verdict", "gauge", ("node", "verdict"),
+               "1 for each node's verdict at the last decision (overloaded, underloaded, "
+               "healthy, unknown)."),
+    MetricSpec("metctl_group_nodes", "gauge", ("group",),
+               "Nodes given to each partition group (read, write, read_write, scan) by the last "
+               "decision."),
+    MetricSpec("metctl_group_partitions", "gauge", ("group",),
+               "Partitions in each group at the last decision."),
+    MetricSpec("metctl_decisions_total", "counter", ("kind",),
+               "Decisions taken, by kind (scale_out, scale_in, rebalance, none)."),
+    MetricSpec("metctl_holds_total", "counter", ("reason",),
+               "Decisions held back (nothing done), by reason (e.g. stale_metrics, cooldown, "
+               "not_leader)."),
+    MetricSpec("metctl_actions_total", "counter", ("op", "result"),
+               "Actions carried out, by op (launch, reconfigure, move, compact, drain, "
+               "terminate) and result (ok, failed, skipped)."),
+    MetricSpec("metctl_action_duration_seconds", "histogram", ("op",),
+               "How long each action took, in seconds."),
+    MetricSpec("metctl_metric_source_errors_total", "counter", ("source",),
+               "Failed reads from a metric source."),
+    MetricSpec("metctl_metric_staleness_seconds", "gauge", ("source",),
+               "Age of the newest sample from each metric source, in seconds."),
+    MetricSpec("metctl_last_decision_timestamp_seconds", "gauge", (),
+               "Unix time of the last decision."),
+    MetricSpec("metctl_leader", "gauge", ("identity",),
+               "1 while this instance leads (acts), 0 while it follows."),
+)
+METRIC_NAMES: tuple[str, ...] = tuple(m.name for m in METRICS)
+
+_LABEL_OK = re.compile(r"[^a-z0-9_]+")
+
+
+def label_token(value: str, limit: int = 40) -> str:
+    """A short snake_case label value (labels must stay few: reasons are enumerated causes)."""
+    token = _LABEL_OK.sub("_", str(value).lower()).strip("_")
+    return (token or "unknown")[:limit]
+
+
+class Telemetry:
+    """Records metctl's state into a private registry; `serve()` exposes it over HTTP."""
+
+    def __init__(self, settings: TelemetrySettings | None = None, identity: str = ""):
+        import prometheus_client as prom  # optional dependency: metctl[metrics]
+
+        # `*_created` series would double the names a scraper sees for no use to operators
+        prom.disable_created_metrics()
+        self.settings = settings or TelemetrySettings()
+        self.identity = identity
+        self.registry = prom.CollectorRegistry(auto_describe=True)
+        self._server: Any = None
+        self.address: tuple[str, int] | None = None
+        types = {"gauge": prom.Gauge, "counter": prom.Counter, "histogram": prom.Histogram}
+        self.m: dict[str, Any] = {}
+        for spec in METRICS:
+            # prometheus-client appends _total to counters itself
+            name = spec.name.removesuffix("_total") if spec.kind == "counter" else spec.name
+            extra = {}
+            if spec.kind == "histogram":
+                extra["buckets"] = (0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800)
+            self.m[spec.name] = types[spec.kind](
+                name, spec.help, spec.labels, registry=self.registry, **extra)
+        self.m["metctl_leader"].labels(identity=identity).set(0)
+
+    @classmethod
+    def create(cls, settings: TelemetrySettings | None = None, identity: str = "") -> Any:
+        """A Telemetry, or a NullTelemetry when prometheus-client is not installed."""
+        try:
+            return cls(settings, identity)
+        except ImportError:
+            log.warning("no Prometheus endpoint: install metctl[metrics] (prometheus-client)",
+                        extra={"event": "telemetry.disabled"})
+            return NullTelemetry()
+
+    # ---- serving ----------------------------------------------------------------------------
+    def serve(self) -> tuple[str, int]:
+        """Start the HTTP endpoint in a background thread; returns the (host, port) bound."""
+        from prometheus_client import start_http_server
+
+        host, port = self.settings.bind()
+        self._server, _thread = start_http_server(port, addr=host, registry=self.registry)
+        self.address = (host, self._server.server_address[1])
+        log.info("Prometheus endpoint on http://%s:%d/metrics", *self.address,
+                 extra={"event": "telemetry.serving"})
+        return self.address
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def exposition(self) -> str:
+        from prometheus_client import generate_latest
+
+        return generate_latest(self.registry).decode()
+
+    # ---- recording --------------------------------------------------------------------------
+    def set_leader(self, leader: bool, why: str = "") -> None:
+        self.m["metctl_leader"].labels(identity=self.identity).set(1 if leader else 0)
+
+    def record_snapshot(self, snapshot: Any) -> None:
+        self.m["metctl_cluster_nodes"].set(len(snapshot.nodes))
+
+    def record_plan(self, plan: Any, at_unix_s: float) -> None:
+        """A decision: target size, per-node verdicts, per-group counts, decision kind."""
+        self.m["metctl_cluster_target_nodes"].set(plan.sizing.target)
+        verdicts = self.m["metctl_node_verdict"]
+        verdicts.clear()  # nodes come and go: only the last decision's nodes are reported
+        for node in plan.health.nodes:
+            verdicts.labels(node=node.node, verdict=node.verdict).set(1)
+        for group in plan.groups:
+            self.m["metctl_group_nodes"].labels(group=group.group).set(group.nodes)
+            self.m["metctl_group_partitions"].labels(group=group.group).set(group.partitions)
+        self.m["metctl_decisions_total"].labels(kind=decision_kind(plan)).inc()
+        self.m["metctl_last_decision_timestamp_seconds"].set(at_unix_s)
+
+    def record_hold(self, reason: str) -> None:
+        self.m["metctl_holds_total"].labels(reason=label_token(reason)).inc()
+
+    def record_action(self, op: str, result: str, duration_s: float | None) -> None:
+        self.m["metctl_actions_total"].labels(op=label_token(op), result=label_token(result)).inc()
+        if duration_s is not None:
+            self.m["metctl_action_duration_seconds"].labels(op=label_token(op)).observe(duration_s)
+
+    def record_source_error(self, source: str) -> None:
+        self.m["metctl_metric_source_errors_total"].labels(source=label_token(source)).inc()
+
+    def record_staleness(self, source: str, age_s: float) -> None:
+        self.m["metctl_metric_staleness_seconds"].labels(source=label_token(source)).set(age_s)
+
+
+def decision_kind(plan: Any) -> str:
+    """scale_out / scale_in / rebalance / none — the enumerated kind of a decision."""
+    if plan.sizing.delta > 0:
+        return "scale_out"
+    if plan.sizing.delta < 0:
+        return "scale_in"
+    return "rebalance" if plan.actions else "none"
+
+
+class NullTelemetry:
+    """Telemetry that records nothing (prometheus-client missing or the endpoint off)."""
+
+    address = None
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: None

@@ -1,0 +1,151 @@
+"""Structured logging: JSON lines when stderr is not a terminal, readable lines on a terminal.
+
+`setup_logging(settings)` installs one handler on the `metctl` logger. Every record may carry
+fields through `extra=` (event, plan_id, reason, op, node, …); JSON lines keep them as keys, the
+human format appends them as key=value. `log_decision`, `log_hold` and `log_action` are the way
+the loop reports what it decided and did, so each line carries its reason and plan id.
+
+Credentials never reach a log: a filter masks values of fields whose names look secret
+(password, secret, token, key, credential, auth) and known secret shapes in any text (AWS access
+keys, `password=…`, `X-Auth-Token: …`, URLs with user:password@).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+from datetime import datetime, timezone
+from typing import IO, Any
+
+ROOT = "metctl"
+MASK = "***"
+
+# attributes every LogRecord has: everything else came in through `extra=`
+_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
+_SECRET_KEY = re.compile(r"pass(word|wd)?|secret|token|credential|auth|api[_-]?key|access[_-]?key"
+                         r"|private[_-]?key", re.I)
+_SECRET_TEXT = (
+    # key=value / key: value / "key": "value" where key names a secret
+    (re.compile(r"""(?i)((?:pass(?:word|wd)?|secret(?:_access_key)?|token|api[_-]?key|"""
+                r"""credentials?|x-auth-token|x-subject-token|authorization)["']?\s*[:=]\s*["']?)"""
+                r"""(?:bearer\s+)?[^\s"',;&]+"""), r"\1" + MASK),
+    (re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"), MASK),  # AWS access key ids
+    (re.compile(r"(?i)(://[^/\s:@]+:)[^@\s/]+@"), r"\1" + MASK + "@"),  # user:password@host
+)
+
+
+def redact(text: str) -> str:
+    """`text` with anything that looks like a credential masked."""
+    for pattern, repl in _SECRET_TEXT:
+        text = pattern.sub(repl, text)
+    return text
+
+
+def _clean(key: str, value: Any) -> Any:
+    if _SECRET_KEY.search(key) and key not in ("author",):
+        return MASK
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _clean(str(k), v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(key, v) for v in value]
+    return value
+
+
+def fields_of(record: logging.LogRecord) -> dict[str, Any]:
+    """The structured fields a record carries (from `extra=`), credentials masked."""
+    return {k: _clean(k, v) for k, v in vars(record).items()
+            if k not in _STANDARD and not k.startswith("_")}
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line: ts, level, logger, msg, then the record's fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = {
+            "ts": datetime.fromtimestamp(record.created, timezone.utc).isoformat(
+                timespec="milliseconds").replace("+00:00", "Z"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": redact(record.getMessage()),
+        }
+        line.update(fields_of(record))
+        if record.exc_info:
+            line["error"] = redact(self.formatException(record.exc_info))
+        return json.dumps(line, default=str, ensure_ascii=False)
+
+
+class HumanFormatter(logging.Formatter):
+    """`HH:MM:SS level  message  key=value …` for a person at a terminal."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        when = datetime.fromtimestamp(record.created).strftime("%H:%M:%S")
+        fields = fields_of(record)
+        fields.pop("event", None)  # the message already says it in words
+        tail = "  ".join(f"{k}={v}" for k, v in fields.items())
+        line = f"{when} {record.levelname.lower():7} {redact(record.getMessage())}"
+        if tail:
+            line += f"  [{tail}]"
+        if record.exc_info:
+            line += "\n" + redact(self.formatException(record.exc_info))
+        return line
+
+
+def choose_format(log_format: str, stream: IO[str]) -> str:
+    if log_format != "auto":
+        return log_format
+    isatty = getattr(stream, "isatty", None)
+    return "human" if isatty is not None and isatty() else "json"
+
+
+def setup_logging(settings: Any = None, stream: IO[str] | None = None) -> logging.Logger:
+    """Install metctl's handler (replacing any earlier one from here); returns the logger.
+    `settings` is a TelemetrySettings (log_format, log_level) or None for the defaults."""
+    stream = stream if stream is not None else sys.stderr
+    fmt = choose_format(getattr(settings, "log_format", "auto"), stream)
+    logger = logging.getLogger(ROOT)
+    for old in [h for h in logger.handlers if getattr(h, "_metctl", False)]:
+        logger.removeHandler(old)
+    handler = logging.StreamHandler(stream)
+    handler._metctl = True  # type: ignore[attr-defined]
+    handler.setFormatter(JsonFormatter() if fmt == "json" else HumanFormatter())
+    logger.addHandler(handler)
+    logger.setLevel(getattr(settings, "log_level", "INFO"))
+    logger.propagate = False
+    return logger
+
+
+# ---- what the loop reports ------------------------------------------------------------------
+def log_decision(logger: logging.Logger, plan: Any, plan_id: str | None) -> None:
+    """One line per decision: its reason, sizing and how many actions, with the plan id."""
+    logger.info(
+        "decision: %s", plan.reason or plan.sizing.reason or "no change",
+        extra={"event": "decision", "plan_id": plan_id, "reason": plan.reason,
+               "policy": plan.policy, "current": plan.sizing.current,
+               "target": plan.sizing.target, "sizing_reason": plan.sizing.reason,
+               "actions": len(plan.actions)},
+    )
+
+
+def log_hold(logger: logging.Logger, reason: str, detail: str = "",
+             plan_id: str | None = None) -> None:
+    """A decision not taken (stale metrics, cooldown, not leader …): why."""
+    logger.info("hold: %s%s", reason, f" ({detail})" if detail else "",
+                extra={"event": "hold", "plan_id": plan_id, "reason": reason, "detail": detail})
+
+
+def log_action(logger: logging.Logger, action: Any, plan_id: str | None, result: str,
+               duration_s: float | None = None, error: str | None = None) -> None:
+    """One line per action carried out (or failed): op, its fields, reason and plan id."""
+    fields = {k: getattr(action, k, None) for k in
+              ("op", "node", "profile", "from_profile", "partition", "source", "target", "cause")}
+    fields = {k: v for k, v in fields.items() if v not in (None, "")}
+    logger.log(
+        logging.WARNING if result == "failed" else logging.INFO,
+        "action %s %s: %s", fields.get("op"), result, getattr(action, "reason", ""),
+        extra={"event": "action", "plan_id": plan_id, "result": result,
+               "reason": getattr(action, "reason", ""), "duration_s": duration_s,
+               "error": error, **fields},
+    )
