@@ -1,0 +1,310 @@
+"""The HBase data-store driver: metctl's `DataStoreDriver` over HBase's own Admin API, reached
+through a py4j gateway (actuator/hbase_gateway.py).
+
+- servers / partitions: live RegionServers (id "host,port", no start code) and the regions of
+  every user table (encoded name -> server; None while in transition or offline). System
+  tables (namespace `hbase`) are never listed, so metctl never moves hbase:meta.
+- move_partition: `Admin.move(encodedName, ServerName)` then confirms the region arrived (the
+  balancer or a crash may put it elsewhere); a move to where it already is does nothing.
+- restart_server: renders the profile's hbase-site.xml settings (profiles.render_hbase_settings)
+  and hands them to a `Restarter` (block cache and global memstore size only change on restart);
+  the local-process one runs deploy/local-hbase/cluster.py restart-rs.
+- compact / compaction_running: major compaction of one region and its state.
+- decommission: `decommissionRegionServers(offload=true)` (regions move off, nothing new lands
+  there), wait until it serves nothing, then a graceful `stopRegionServer`.
+- set_balancer: `balancerSwitch`; `close()` switches it back on if metctl found it on.
+- region_metrics: per-region size, locality and cumulative request counters from
+  `getClusterMetrics`, for the monitor (locality is only available there).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Protocol, Sequence
+
+from actuator.drivers import DriverError, PartitionLocation, ServerInfo
+from actuator.hbase_gateway import HBaseGateway
+
+log = logging.getLogger(__name__)
+
+PROFILE_KEY = "metctl.profile"  # written into a RegionServer's hbase-site.xml with its profile
+SYSTEM_NAMESPACE = "hbase"
+
+
+class Restarter(Protocol):
+    def __call__(self, server_id: str, settings: Mapping[str, str]) -> None:
+        """Stop the RegionServer `server_id` ("host,port") gracefully, start it again with
+        `settings` in its hbase-site.xml, and return once it serves again."""
+
+
+class CommandRestarter:
+    """Runs a command template to restart a RegionServer; `{server}` is replaced by the server
+    id and `{settings}` by a JSON file of the settings. The local cluster's template is
+    `python deploy/local-hbase/cluster.py --workdir W restart-rs {server} --settings {settings}`."""
+
+    def __init__(self, template: Sequence[str], timeout_s: float = 180):
+        self.template = list(template)
+        self.timeout_s = timeout_s
+
+    def __call__(self, server_id: str, settings: Mapping[str, str]) -> None:
+        with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="metctl-profile-") as f:
+            json.dump(dict(settings), f)
+            f.flush()
+            cmd = [a.replace("{server}", server_id).replace("{settings}", f.name) for a in self.template]
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout_s)
+            except subprocess.TimeoutExpired as e:
+                raise DriverError(f"restart of {server_id} took over {self.timeout_s:.0f} s") from e
+        if proc.returncode != 0:
+            raise DriverError(f"restart of {server_id} failed ({proc.returncode}): {proc.stderr.strip()[-500:]}")
+
+
+def default_settings_for(profile: str) -> dict[str, str]:
+    """The profile's RegionServer settings from profiles/ (the decision helper's renderer)."""
+    try:
+        from profiles import render_hbase_settings  # type: ignore[attr-defined]
+    except ImportError as e:
+        raise DriverError("profiles.render_hbase_settings is not available", retryable=False) from e
+    return {str(k): str(v) for k, v in render_hbase_settings(profile).items()}
+
+
+@dataclass(frozen=True)
+class RegionMetricsRow:
+    """One region as its RegionServer last reported it to the master (every ~3 s)."""
+
+    id: str  # encoded name
+    table: str
+    server: str  # "host,port"
+    read_requests: int  # cumulative since the region opened on this server
+    write_requests: int
+    filtered_read_requests: int
+    size_mb: float  # store files + memstore
+    store_file_mb: float
+    memstore_mb: float
+    locality: float  # 0..1; 1.0 for a region with no store files yet (nothing to be remote)
+
+
+def server_id_of(sn: Any) -> str:
+    return f"{sn.getHostname()},{sn.getPort()}"
+
+
+class HBaseDriver:
+    """DataStoreDriver for HBase 2.x. `gateway` must be open (or is opened on first use)."""
+
+    def __init__(self, gateway: HBaseGateway, *, restarter: Restarter | None = None,
+                 settings_for: Callable[[str], Mapping[str, str]] = default_settings_for,
+                 move_timeout_s: float = 60, drain_timeout_s: float = 120, poll_s: float = 0.3):
+        self.gateway = gateway
+        self.restarter = restarter
+        self.settings_for = settings_for
+        self.move_timeout_s = move_timeout_s
+        self.drain_timeout_s = drain_timeout_s
+        self.poll_s = poll_s
+        self._balancer_was_on: bool | None = None  # what metctl found, to restore on close
+        self._profiles: dict[str, str] = {}  # server id -> profile metctl restarted it with
+
+    # -- plumbing ------------------------------------------------------------------------------
+
+    @property
+    def admin(self) -> Any:
+        if self.gateway.admin is None:
+            self.gateway.open()
+        return self.gateway.admin
+
+    @property
+    def jvm(self) -> Any:
+        return self.gateway.jvm
+
+    def _call(self, what: str, fn: Callable[[], Any]) -> Any:
+        """Run one admin call; Java exceptions become DriverError (retryable: HBase's are)."""
+        from py4j.protocol import Py4JError
+
+        try:
+            return fn()
+        except Py4JError as e:
+            msg = str(e).strip().splitlines()
+            raise DriverError(f"HBase {what}: {' '.join(msg[:3])[:400]}") from e
+
+    def _server_names(self) -> dict[str, Any]:
+        """server id "host,port" -> current ServerName (with start code) of live servers."""
+        return {server_id_of(sn): sn for sn in self._call("getRegionServers", self.admin.getRegionServers)}
+
+    def _server_name(self, server_id: str) -> Any:
+        sn = self._server_names().get(_host_port(server_id))
+        if sn is None:
+            raise DriverError(f"RegionServer {server_id} is not live")
+        return sn
+
+    def _user_tables(self) -> list[Any]:
+        return [t for t in self._call("listTableNames", self.admin.listTableNames)
+                if t.getNamespaceAsString() != SYSTEM_NAMESPACE]
+
+    # -- DataStoreDriver ----------------------------------------------------------------------
+
+    def servers(self) -> list[ServerInfo]:
+        draining = {server_id_of(sn) for sn in
+                    self._call("listDecommissionedRegionServers", self.admin.listDecommissionedRegionServers)}
+        out = []
+        metrics = self._call("getClusterMetrics", self.admin.getClusterMetrics).getLiveServerMetrics()
+        for sn in metrics.keySet():
+            sid = server_id_of(sn)
+            profile = self._profiles.get(sid) or self._profile_from_conf(sn.getHostname(),
+                                                                          metrics.get(sn).getInfoServerPort())
+            out.append(ServerInfo(id=sid, host=sn.getHostname(), profile=profile,
+                                  state="draining" if sid in draining else "active"))
+        return sorted(out, key=lambda s: s.id)
+
+    def _profile_from_conf(self, host: str, info_port: int) -> str:
+        """The profile a RegionServer runs with, read from its /conf (metctl.profile)."""
+        try:
+            with urllib.request.urlopen(f"http://{host}:{info_port}/conf?format=json", timeout=2) as r:
+                conf = json.load(r)
+        except (OSError, ValueError):
+            return "default"
+        for prop in conf.get("properties", []):
+            if prop.get("key") == PROFILE_KEY:
+                return str(prop.get("value"))
+        return "default"
+
+    def region_locations(self) -> dict[str, tuple[str, str | None]]:
+        """encoded region name -> (table, server id or None) for every user region."""
+        where: dict[str, str] = {}
+        for sid, sn in self._server_names().items():
+            for ri in self._call("getRegions", lambda sn=sn: self.admin.getRegions(sn)):
+                where[ri.getEncodedName()] = sid
+        out: dict[str, tuple[str, str | None]] = {}
+        for t in self._user_tables():
+            for ri in self._call("getRegions", lambda t=t: self.admin.getRegions(t)):
+                if ri.isSplitParent():  # a split's offline parent: not a partition any more
+                    continue
+                out[ri.getEncodedName()] = (t.getNameAsString(), where.get(ri.getEncodedName()))
+        return out
+
+    def partitions(self) -> list[PartitionLocation]:
+        return sorted((PartitionLocation(id=rid, table=table, server=server)
+                       for rid, (table, server) in self.region_locations().items()),
+                      key=lambda p: (p.table, p.id))
+
+    def _where(self, partition_id: str) -> str | None:
+        loc = self.region_locations().get(partition_id)
+        if loc is None:
+            raise DriverError(f"no region {partition_id}", retryable=False)
+        return loc[1]
+
+    def move_partition(self, partition_id: str, target_server: str) -> None:
+        target = _host_port(target_server)
+        if self._where(partition_id) == target:
+            return
+        sn = self._server_name(target)
+        self._call(f"move {partition_id} -> {target}", lambda: self.admin.move(partition_id.encode(), sn))
+        # Admin.move returns when the master's move procedure ends; confirm where it opened.
+        deadline = time.monotonic() + self.move_timeout_s
+        while True:
+            now_at = self._where(partition_id)
+            if now_at == target:
+                return
+            if time.monotonic() > deadline:
+                raise DriverError(f"region {partition_id} is on {now_at}, not {target}, "
+                                  f"{self.move_timeout_s:.0f} s after the move")
+            time.sleep(self.poll_s)
+
+    def restart_server(self, server_id: str, profile: str) -> None:
+        if self.restarter is None:
+            raise DriverError("no restarter configured for RegionServer restarts", retryable=False)
+        settings = {**self.settings_for(profile), PROFILE_KEY: profile}
+        self.restarter(_host_port(server_id), settings)
+        self._profiles[_host_port(server_id)] = profile
+
+    def compact(self, partition_id: str) -> None:
+        self._call(f"majorCompactRegion {partition_id}",
+                   lambda: self.admin.majorCompactRegion(partition_id.encode()))
+
+    def compaction_running(self, partition_id: str) -> bool:
+        state = self._call(f"getCompactionStateForRegion {partition_id}",
+                           lambda: self.admin.getCompactionStateForRegion(partition_id.encode()))
+        return str(state.name()) != "NONE"
+
+    def decommission(self, server_id: str) -> None:
+        """Move every region off `server_id` (HBase picks the targets), then stop it gracefully.
+        Idempotent: a server that is already gone is left alone."""
+        sid = _host_port(server_id)
+        sn = self._server_names().get(sid)
+        if sn is None:
+            return
+        gw = self.gateway.gateway
+        self._call(f"decommission {sid}",
+                   lambda: self.admin.decommissionRegionServers(gw.jvm.java.util.Arrays.asList([sn]), True))
+        deadline = time.monotonic() + self.drain_timeout_s
+        while (left := self._call("getRegions", lambda: self.admin.getRegions(sn)).size()) > 0:
+            if time.monotonic() > deadline:
+                raise DriverError(f"{sid} still serves {left} regions {self.drain_timeout_s:.0f} s into its drain")
+            time.sleep(self.poll_s)
+        self._call(f"stopRegionServer {sid}", lambda: self.admin.stopRegionServer(f"{sn.getHostname()}:{sn.getPort()}"))
+        deadline = time.monotonic() + self.drain_timeout_s
+        while sid in self._server_names():
+            if time.monotonic() > deadline:
+                raise DriverError(f"{sid} did not stop within {self.drain_timeout_s:.0f} s")
+            time.sleep(self.poll_s)
+        # The draining mark names the old start code; clear it so a later server on the same
+        # host:port is not born decommissioned.
+        self._call("recommission", lambda: self.admin.recommissionRegionServer(sn, gw.jvm.java.util.ArrayList()))
+
+    def set_balancer(self, enabled: bool) -> bool:
+        was_on = bool(self._call("balancerSwitch", lambda: self.admin.balancerSwitch(enabled, True)))
+        if self._balancer_was_on is None:
+            self._balancer_was_on = was_on
+        return was_on
+
+    # -- metrics for the monitor -----------------------------------------------------------
+
+    def region_metrics(self) -> list[RegionMetricsRow]:
+        """Per-region load, size and locality of every user region, from getClusterMetrics."""
+        jvm = self.jvm
+        mb = jvm.org.apache.hadoop.hbase.Size.Unit.MEGABYTE
+        encode = jvm.org.apache.hadoop.hbase.client.RegionInfo.encodeRegionName
+        metrics = self._call("getClusterMetrics", self.admin.getClusterMetrics).getLiveServerMetrics()
+        rows = []
+        for sn in metrics.keySet():
+            regions = metrics.get(sn).getRegionMetrics()
+            for name in regions.keySet():
+                rm = regions.get(name)
+                table = rm.getNameAsString().split(",", 1)[0]
+                if table.startswith(SYSTEM_NAMESPACE + ":"):
+                    continue
+                store = float(rm.getStoreFileSize().get(mb))
+                mem = float(rm.getMemStoreSize().get(mb))
+                rows.append(RegionMetricsRow(
+                    id=str(encode(name)), table=table, server=server_id_of(sn),
+                    read_requests=int(rm.getReadRequestCount()),
+                    write_requests=int(rm.getWriteRequestCount()),
+                    filtered_read_requests=int(rm.getFilteredReadRequestCount()),
+                    size_mb=store + mem, store_file_mb=store, memstore_mb=mem,
+                    locality=float(rm.getDataLocality()) if store > 0 else 1.0))
+        return sorted(rows, key=lambda r: (r.table, r.id))
+
+    def restore_balancer(self) -> None:
+        """Give HBase its balancer back if it was on when metctl first switched it."""
+        if self._balancer_was_on and self.gateway.admin is not None:
+            try:
+                self.admin.balancerSwitch(True, False)
+            except Exception as e:  # noqa: BLE001 - best effort on the way out, logged
+                log.warning("could not switch the HBase balancer back on: %s", e)
+        self._balancer_was_on = None
+
+    def close(self) -> None:
+        """restore_balancer(), then close the gateway (metctl is stopping)."""
+        self.restore_balancer()
+        self.gateway.close()
+
+
+def _host_port(server_id: str) -> str:
+    """"host,port" from "host,port" or "host,port,startcode"."""
+    parts = server_id.split(",")
+    if len(parts) < 2:
+        raise DriverError(f"not a RegionServer id (host,port): {server_id!r}", retryable=False)
+    return ",".join(parts[:2])

@@ -1,0 +1,640 @@
+#!/usr/bin/env python3
+"""A real HBase 2.6 cluster on this machine as separate JVMs: ZooKeeper (HQuorumPeer), one
+HMaster and N HRegionServers, each with its own conf dir, ports and log, all on 127.0.0.1.
+
+Used by the integration tests (tests/fixtures/hbase.py imports it with `load_module()`), by
+`make demo-hbase` and by hand:
+
+    python deploy/local-hbase/cluster.py fetch                 # jars from Maven Central -> cache
+    python deploy/local-hbase/cluster.py --workdir W start --rs 2
+    python deploy/local-hbase/cluster.py --workdir W add-rs     # prints the new RS's name
+    python deploy/local-hbase/cluster.py --workdir W stop-rs rs3
+    python deploy/local-hbase/cluster.py --workdir W restart-rs rs1 --settings S.json
+    python deploy/local-hbase/cluster.py --workdir W exec-rs rs4 # becomes that RS (for a process driver)
+    python deploy/local-hbase/cluster.py --workdir W status
+    python deploy/local-hbase/cluster.py --workdir W stop
+
+Every process started is recorded (PID + its conf dir) in W/cluster.json; stop signals only
+those PIDs, and only after checking that the PID's command line still names our conf dir (a
+recycled PID is never signalled). Everything is idempotent: `start` on a running cluster
+returns it, `stop` on a stopped one does nothing, a failed `start` stops what it started.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+from xml.sax.saxutils import escape
+
+HBASE_VERSION = "2.6.4-hadoop3"
+HERE = Path(__file__).resolve().parent
+
+# JDK 17: HBase and its shaded netty reach into these JDK internals.
+JDK17_FLAGS = [
+    *(f"--add-opens=java.base/{p}=ALL-UNNAMED" for p in (
+        "java.lang", "java.lang.reflect", "java.nio", "sun.nio.ch", "java.util",
+        "java.util.concurrent", "java.util.concurrent.atomic", "jdk.internal.ref", "java.io",
+        "java.net")),
+    *(f"--add-exports=java.base/{p}=ALL-UNNAMED" for p in (
+        "jdk.internal.misc", "sun.net.dns", "sun.net.util")),
+    "-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true",
+]
+# Small, fast-starting JVMs: C1 only and the serial collector (CPU is the scarce resource here).
+SMALL_JVM_FLAGS = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=64m",
+                   "-Djava.net.preferIPv4Stack=true"]
+
+MAINS = {
+    "zk": "org.apache.hadoop.hbase.zookeeper.HQuorumPeer",
+    "master": "org.apache.hadoop.hbase.master.HMaster",
+    "rs": "org.apache.hadoop.hbase.regionserver.HRegionServer",
+}
+MASTER_SERVER_BEAN = "Hadoop:service=HBase,name=Master,sub=Server"
+MASTER_AM_BEAN = "Hadoop:service=HBase,name=Master,sub=AssignmentManager"
+HOST = "localhost"  # the name every server registers under: ids read "localhost,PORT"
+
+LOG4J = """\
+log4j.rootLogger=INFO,console
+log4j.appender.console=org.apache.log4j.ConsoleAppender
+log4j.appender.console.target=System.err
+log4j.appender.console.layout=org.apache.log4j.PatternLayout
+log4j.appender.console.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{2}: %m%n
+log4j.logger.org.apache.zookeeper=WARN
+log4j.logger.org.apache.hadoop.hbase.zookeeper=WARN
+log4j.logger.org.apache.hadoop.metrics2=WARN
+log4j.logger.org.apache.hadoop=WARN
+log4j.logger.org.apache.hadoop.hbase=INFO
+"""
+
+WEB_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<web-app xmlns="http://xmlns.jcp.org/xml/ns/javaee" version="3.1"></web-app>
+"""
+
+
+class ClusterError(RuntimeError):
+    """The local cluster could not be fetched, started or reached."""
+
+
+# ---------------------------------------------------------------------------------------------
+# jars
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("METCTL_CACHE", Path.home() / ".cache" / "metctl"))
+
+
+def home_for(version: str = HBASE_VERSION) -> Path:
+    """Cache folder of one HBase version: lib/ (jars) and webapps/hbase-webapps/."""
+    return cache_root() / f"hbase-{version}"
+
+
+def fetch(version: str = HBASE_VERSION, quiet: bool = True) -> Path:
+    """Copy hbase-server/-client and their runtime dependencies from Maven Central into the
+    cache (once; a `.complete` marker makes it idempotent) and add the hbase-webapps folders
+    the server jar lacks. Returns the cache folder."""
+    home = home_for(version)
+    marker = home / ".complete"
+    if not marker.exists():
+        tmp = home.with_name(home.name + ".partial")
+        shutil.rmtree(tmp, ignore_errors=True)
+        cmd = ["mvn", "-B", *(["-q"] if quiet else []), "-f", str(HERE / "pom.xml"),
+               f"-Dhbase.version={version}", "dependency:copy-dependencies",
+               "-DincludeScope=runtime", f"-DoutputDirectory={tmp / 'lib'}"]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise ClusterError(f"mvn could not fetch HBase {version}:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+        shutil.rmtree(home, ignore_errors=True)
+        tmp.rename(home)
+        marker.write_text(version + "\n")
+    # The server jar ships no hbase-webapps/: without a web.xml per app the master's info
+    # server fails and the master dies. Minimal ones make /jmx, /conf, /prometheus answer.
+    for app in ("master", "regionserver", "thrift", "rest", "static"):
+        web = home / "webapps" / "hbase-webapps" / app / "WEB-INF" / "web.xml"
+        if not web.exists():
+            web.parent.mkdir(parents=True, exist_ok=True)
+            web.write_text(WEB_XML)
+    return home
+
+
+def classpath(home: Path, conf_dir: Path | None = None) -> str:
+    parts = [str(conf_dir)] if conf_dir else []
+    parts += [str(home / "webapps"), str(home / "lib" / "*")]
+    return os.pathsep.join(parts)
+
+
+def java_opts() -> list[str]:
+    """Flags every JVM of the cluster (and the py4j gateway) needs on JDK 17."""
+    return [*SMALL_JVM_FLAGS, *JDK17_FLAGS]
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+
+
+def free_port(low: int = 20_000, high: int = 32_000) -> int:
+    """A free TCP port on 127.0.0.1 below Linux's ephemeral range (32768+): ports are picked
+    when a process is defined and bound seconds later, and an ephemeral pick could meanwhile
+    be taken by some outgoing connection's source port."""
+    for _ in range(200):
+        port = random.randint(low, high)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise ClusterError(f"no free port in {low}..{high}")
+
+
+def site_xml(props: Mapping[str, Any]) -> str:
+    rows = "".join(f"  <property><name>{escape(str(k))}</name><value>{escape(str(v))}</value></property>\n"
+                   for k, v in props.items())
+    return f'<?xml version="1.0"?>\n<configuration>\n{rows}</configuration>\n'
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # a zombie child still "exists": reap it if it is ours
+    with contextlib.suppress(ChildProcessError):
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return state != "Z"
+    except OSError:
+        return False
+
+
+def pid_owned(pid: int, conf_dir: str) -> bool:
+    """True when `pid` is alive and its command line still names our conf dir."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return False
+    return conf_dir in cmdline and pid_alive(pid)
+
+
+def get_jmx(url: str, bean: str, timeout_s: float = 2.0) -> dict[str, Any] | None:
+    """One bean from an HBase /jmx endpoint, or None when the server or bean is not there yet.
+    Python's json accepts the NaN / Infinity HBase writes."""
+    import requests  # here, so `fetch` runs on a bare python3 (deploy/test-deps.d/hbase.sh)
+
+    try:
+        r = requests.get(f"{url}/jmx", params={"qry": bean}, timeout=timeout_s)
+        r.raise_for_status()
+        beans = r.json().get("beans", [])
+    except (requests.RequestException, ValueError):
+        return None
+    return beans[0] if beans else None
+
+
+@dataclass
+class Proc:
+    name: str  # zk | master | rs1, rs2, …
+    kind: str  # zk | master | rs
+    conf_dir: str
+    log: str
+    port: int
+    info_port: int
+    pid: int | None = None
+
+    @property
+    def server_id(self) -> str:
+        """The id the data store uses (host,port), as metctl's ServerInfo.id."""
+        return f"{HOST},{self.port}"
+
+    @property
+    def info_url(self) -> str:
+        return f"http://127.0.0.1:{self.info_port}"
+
+
+# ---------------------------------------------------------------------------------------------
+# the cluster
+
+
+class LocalHBase:
+    """One local cluster living in `workdir` (state in workdir/cluster.json)."""
+
+    def __init__(self, workdir: str | Path, version: str = HBASE_VERSION, *,
+                 rs_heap_mb: int = 384, master_heap_mb: int = 320, zk_heap_mb: int = 128,
+                 session_timeout_ms: int = 10_000, extra_site: Mapping[str, Any] | None = None):
+        self.workdir = Path(workdir).resolve()
+        self.version = version
+        self.rs_heap_mb = rs_heap_mb
+        self.master_heap_mb = master_heap_mb
+        self.zk_heap_mb = zk_heap_mb
+        self.session_timeout_ms = session_timeout_ms
+        self.extra_site = dict(extra_site or {})
+        self.state_file = self.workdir / "cluster.json"
+
+    # -- state ----------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[dict[str, Any]]:
+        """Read-modify-write cluster.json under an flock (tests and exec-rs may race)."""
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        with open(self.workdir / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            state = self._read()
+            yield state
+            tmp = self.state_file.with_suffix(".tmp")
+            tmp.write_text(json.dumps(state, indent=2))
+            tmp.replace(self.state_file)
+
+    def _read(self) -> dict[str, Any]:
+        if self.state_file.exists():
+            return json.loads(self.state_file.read_text())
+        return {"version": self.version, "procs": {}}
+
+    def procs(self) -> dict[str, Proc]:
+        return {n: Proc(**p) for n, p in self._read()["procs"].items()}
+
+    def proc(self, name: str) -> Proc:
+        procs = self.procs()
+        if name not in procs:
+            raise ClusterError(f"no process named {name!r} in {self.state_file}")
+        return procs[name]
+
+    def running(self, name: str) -> bool:
+        p = self.procs().get(name)
+        return bool(p and p.pid and pid_owned(p.pid, p.conf_dir))
+
+    @property
+    def zk_port(self) -> int:
+        return self.proc("zk").port
+
+    @property
+    def master_url(self) -> str:
+        return self.proc("master").info_url
+
+    def region_servers(self) -> list[Proc]:
+        """Every RegionServer ever defined here (running or not), in name order."""
+        rs = [p for p in self.procs().values() if p.kind == "rs"]
+        return sorted(rs, key=lambda p: int(p.name[2:]))
+
+    def client_settings(self) -> dict[str, str]:
+        """What an HBase client (the py4j gateway, YCSB) needs to reach this cluster."""
+        return {"hbase.zookeeper.quorum": HOST,
+                "hbase.zookeeper.property.clientPort": str(self.zk_port),
+                "zookeeper.session.timeout": str(self.session_timeout_ms)}
+
+    def client_conf_dir(self) -> Path:
+        d = self.workdir / "conf" / "client"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "hbase-site.xml").write_text(site_xml(self.client_settings()))
+        (d / "log4j.properties").write_text(LOG4J.replace("INFO,console", "WARN,console"))
+        return d
+
+    # -- configuration ------------------------------------------------------------------------
+
+    def _site(self, p: Proc, zk_port: int, overrides: Mapping[str, Any] = ()) -> dict[str, Any]:
+        tmp = self.workdir / "tmp" / p.name
+        site: dict[str, Any] = {
+            "hbase.rootdir": (self.workdir / "root").as_uri(),
+            "hbase.cluster.distributed": "true",
+            "hbase.unsafe.stream.capability.enforce": "false",
+            "hbase.wal.provider": "filesystem",
+            "hbase.tmp.dir": str(tmp),
+            "hbase.zookeeper.quorum": HOST,
+            "hbase.zookeeper.property.clientPort": zk_port,
+            "hbase.zookeeper.property.dataDir": str(self.workdir / "zk-data"),
+            "hbase.zookeeper.property.admin.enableServer": "false",
+            "hbase.zookeeper.property.tickTime": 500,
+            "hbase.zookeeper.property.maxSessionTimeout": 60_000,
+            "zookeeper.session.timeout": self.session_timeout_ms,
+            "hbase.master.hostname": HOST,
+            "hbase.unsafe.regionserver.hostname": HOST,
+            "hbase.master.ipc.address": "127.0.0.1",
+            "hbase.regionserver.ipc.address": "127.0.0.1",
+            "hbase.master.info.bindAddress": "127.0.0.1",
+            "hbase.regionserver.info.bindAddress": "127.0.0.1",
+            # metctl places regions: HBase's balancer must not undo it between decisions.
+            "hbase.balancer.period": 3_600_000,
+            "hbase.master.wait.on.regionservers.mintostart": 1,
+            "hbase.regionserver.handler.count": 10,
+        }
+        if p.kind == "master":
+            site["hbase.master.port"], site["hbase.master.info.port"] = p.port, p.info_port
+        elif p.kind == "rs":
+            site["hbase.regionserver.port"], site["hbase.regionserver.info.port"] = p.port, p.info_port
+        site.update(self.extra_site)
+        site.update(overrides)
+        return site
+
+    def write_conf(self, p: Proc, overrides: Mapping[str, Any] = ()) -> None:
+        """(Re)write the process's conf dir; `overrides` are profile settings for a RegionServer."""
+        conf = Path(p.conf_dir)
+        conf.mkdir(parents=True, exist_ok=True)
+        zk_port = p.port if p.kind == "zk" else self.zk_port
+        (conf / "hbase-site.xml").write_text(site_xml(self._site(p, zk_port, overrides)))
+        (conf / "log4j.properties").write_text(LOG4J)
+        (conf / "overrides.json").write_text(json.dumps(dict(overrides), indent=2))
+
+    def _define(self, name: str, kind: str) -> Proc:
+        p = Proc(name=name, kind=kind, conf_dir=str(self.workdir / "conf" / name),
+                 log=str(self.workdir / "logs" / f"{name}.log"), port=free_port(),
+                 info_port=free_port() if kind != "zk" else 0)
+        with self._locked() as st:
+            st["procs"][name] = p.__dict__
+        return p
+
+    def command(self, p: Proc) -> list[str]:
+        heap = {"zk": self.zk_heap_mb, "master": self.master_heap_mb, "rs": self.rs_heap_mb}[p.kind]
+        home = home_for(self.version)
+        cmd = ["java", f"-Xmx{heap}m", *java_opts(), f"-Dhbase.log.dir={Path(p.log).parent}",
+               f"-Dmetctl.conf={p.conf_dir}", "-cp", classpath(home, Path(p.conf_dir)), MAINS[p.kind]]
+        if p.kind != "zk":
+            cmd.append("start")
+        return cmd
+
+    # -- processes --------------------------------------------------------------------------
+
+    def _record_pid(self, name: str, pid: int | None) -> None:
+        with self._locked() as st:
+            st["procs"][name]["pid"] = pid
+
+    def _spawn(self, p: Proc) -> int:
+        if self.running(p.name):
+            return self.proc(p.name).pid  # type: ignore[return-value]
+        Path(p.log).parent.mkdir(parents=True, exist_ok=True)
+        with open(p.log, "ab") as log:
+            proc = subprocess.Popen(self.command(p), stdout=log, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True,
+                                    cwd=self.workdir)
+        self._record_pid(p.name, proc.pid)
+        return proc.pid
+
+    def _signal_and_wait(self, p: Proc, timeout_s: float) -> None:
+        """SIGTERM (HBase's graceful stop: a RegionServer closes its regions and the master
+        reassigns them), then SIGKILL after `timeout_s`. Only our own, still-matching PID."""
+        if not p.pid or not pid_owned(p.pid, p.conf_dir):
+            self._record_pid(p.name, None)
+            return
+        os.kill(p.pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout_s
+        while pid_alive(p.pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if pid_alive(p.pid) and pid_owned(p.pid, p.conf_dir):
+            os.kill(p.pid, signal.SIGKILL)
+            while pid_alive(p.pid):
+                time.sleep(0.1)
+        self._record_pid(p.name, None)
+
+    def _wait(self, what: str, check, timeout_s: float, procs: list[Proc] = ()) -> Any:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for p in procs:
+                if p.pid is None and not self.running(p.name):
+                    raise ClusterError(f"{p.name} died while waiting for {what}; see {p.log}:\n{tail(p.log)}")
+                q = self.procs()[p.name]
+                if not q.pid or not pid_alive(q.pid):
+                    raise ClusterError(f"{p.name} died while waiting for {what}; see {p.log}:\n{tail(p.log)}")
+            value = check()
+            if value:
+                return value
+            time.sleep(0.5)
+        raise ClusterError(f"timed out after {timeout_s:.0f} s waiting for {what}")
+
+    def _zk_up(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.zk_port), timeout=1):
+                return True
+        except OSError:
+            return False
+
+    def master_status(self) -> dict[str, Any]:
+        """numRegionServers, masterFinishedInitializationTime, live servers and ritCount."""
+        server = get_jmx(self.master_url, MASTER_SERVER_BEAN) or {}
+        am = get_jmx(self.master_url, MASTER_AM_BEAN) or {}
+        live = [s for s in str(server.get("tag.liveRegionServers", "")).split(";") if s]
+        return {"numRegionServers": server.get("numRegionServers", 0),
+                "masterFinishedInitializationTime": server.get("masterFinishedInitializationTime", 0),
+                "liveRegionServers": live, "ritCount": am.get("ritCount")}
+
+    def live_server_ids(self) -> set[str]:
+        """host,port of every RegionServer the master counts live."""
+        return {",".join(s.split(",")[:2]) for s in self.master_status()["liveRegionServers"]}
+
+    def ready(self, n_rs: int) -> bool:
+        st = self.master_status()
+        return (st["numRegionServers"] >= n_rs and (st["masterFinishedInitializationTime"] or 0) > 0
+                and st["ritCount"] == 0)
+
+    def start(self, rs: int = 2, timeout_s: float = 180) -> "LocalHBase":
+        """Start ZK, the master and `rs` RegionServers (the ones not already running) and wait
+        until the master reports them all live with nothing in transition."""
+        fetch(self.version)
+        try:
+            procs = self.procs()
+            zk = procs.get("zk") or self._define("zk", "zk")
+            if not self.running("zk"):
+                self.write_conf(zk)
+                self._spawn(zk)
+            self._wait("ZooKeeper", self._zk_up, 60, [zk])
+            master = procs.get("master") or self._define("master", "master")
+            if not self.running("master"):
+                self.write_conf(master)
+                self._spawn(master)
+            rss = self.region_servers()
+            while len(rss) < rs:
+                rss.append(self._define(f"rs{self._next_rs_index()}", "rs"))
+            started = []
+            for p in rss[:rs]:
+                if not self.running(p.name):
+                    self.write_conf(p, self._overrides(p))
+                    self._spawn(p)
+                started.append(p)
+            self._wait(f"master ready with {rs} RegionServers", lambda: self.ready(rs), timeout_s,
+                       [self.proc("zk"), self.proc("master"), *[self.proc(p.name) for p in started]])
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _overrides(self, p: Proc) -> dict[str, Any]:
+        f = Path(p.conf_dir) / "overrides.json"
+        return json.loads(f.read_text()) if f.exists() else {}
+
+    def _next_rs_index(self) -> int:
+        used = [int(p.name[2:]) for p in self.region_servers()]
+        return max(used, default=0) + 1
+
+    def define_rs(self, overrides: Mapping[str, Any] = ()) -> Proc:
+        """A new RegionServer's name, ports and conf dir (not started)."""
+        p = self._define(f"rs{self._next_rs_index()}", "rs")
+        self.write_conf(p, overrides)
+        return p
+
+    def wait_rs_live(self, name: str, timeout_s: float = 90) -> None:
+        p = self.proc(name)
+        self._wait(f"{name} live at the master", lambda: p.server_id in self.live_server_ids(),
+                   timeout_s, [p])
+
+    def add_rs(self, overrides: Mapping[str, Any] = (), timeout_s: float = 90) -> Proc:
+        """Start one more RegionServer and wait until the master counts it live."""
+        p = self.define_rs(overrides)
+        self._spawn(p)
+        self.wait_rs_live(p.name, timeout_s)
+        return self.proc(p.name)
+
+    def stop_rs(self, name: str, timeout_s: float = 60, wait_gone: bool = True) -> None:
+        """Gracefully stop one RegionServer (SIGTERM: it closes its regions, the master
+        reassigns them) and wait until the master no longer lists it."""
+        p = self.proc(name)
+        self._signal_and_wait(p, timeout_s)
+        if wait_gone:
+            self._wait(f"{name} gone from the master", lambda: p.server_id not in self.live_server_ids(),
+                       timeout_s)
+
+    def start_rs(self, name: str, overrides: Mapping[str, Any] | None = None,
+                 timeout_s: float = 90) -> Proc:
+        """(Re)start a defined RegionServer, with new profile settings when given."""
+        p = self.proc(name)
+        if not self.running(name):
+            self.write_conf(p, self._overrides(p) if overrides is None else overrides)
+            self._spawn(p)
+        self.wait_rs_live(name, timeout_s)
+        return self.proc(name)
+
+    def restart_rs(self, name: str, overrides: Mapping[str, Any], timeout_s: float = 90) -> Proc:
+        """Graceful stop, rewrite hbase-site.xml with `overrides`, start, wait until live.
+        Block cache and global memstore sizes only change this way."""
+        self.stop_rs(name, timeout_s)
+        return self.start_rs(name, overrides, timeout_s)
+
+    def rs_by_server_id(self, server_id: str) -> Proc:
+        host_port = ",".join(server_id.split(",")[:2])
+        for p in self.region_servers():
+            if p.server_id == host_port:
+                return p
+        raise ClusterError(f"no local RegionServer has id {server_id!r}")
+
+    def exec_rs(self, name: str | None) -> None:
+        """Become a RegionServer (os.exec, so the caller's PID is the JVM's): for a process
+        driver that launches nodes from a command template and tracks them by PID."""
+        p = self.proc(name) if name and name in self.procs() else self.define_rs()
+        if self.running(p.name):
+            raise ClusterError(f"{p.name} already runs as PID {p.pid}")
+        self.write_conf(p, self._overrides(p))
+        self._record_pid(p.name, os.getpid())
+        Path(p.log).parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(p.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.chdir(self.workdir)
+        cmd = self.command(p)
+        os.execvp(cmd[0], cmd)
+
+    def stop(self, timeout_s: float = 30) -> None:
+        """Stop every recorded process: RegionServers and master together, then ZooKeeper."""
+        procs = self.procs()
+        first = [p for p in procs.values() if p.kind in ("rs", "master") and p.pid]
+        for p in first:
+            if pid_owned(p.pid, p.conf_dir):
+                os.kill(p.pid, signal.SIGTERM)
+        for p in first:
+            self._signal_and_wait(p, timeout_s)
+        if "zk" in procs:
+            self._signal_and_wait(procs["zk"], timeout_s)
+
+    def rss_mb(self) -> dict[str, float]:
+        """Resident memory of each running process, MB."""
+        out = {}
+        for p in self.procs().values():
+            if p.pid and pid_owned(p.pid, p.conf_dir):
+                for line in Path(f"/proc/{p.pid}/status").read_text().splitlines():
+                    if line.startswith("VmRSS:"):
+                        out[p.name] = int(line.split()[1]) / 1024
+        return out
+
+    def status(self) -> dict[str, Any]:
+        procs = {n: {"pid": p.pid, "running": self.running(n), "port": p.port,
+                     "info_port": p.info_port, "server_id": p.server_id if p.kind == "rs" else None}
+                 for n, p in self.procs().items()}
+        st: dict[str, Any] = {"workdir": str(self.workdir), "procs": procs}
+        if self.running("master"):
+            st["master"] = self.master_status()
+        return st
+
+
+def tail(path: str, lines: int = 30) -> str:
+    try:
+        return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def load_settings(path: str | None) -> dict[str, Any]:
+    return json.loads(Path(path).read_text()) if path else {}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workdir", default=os.environ.get("METCTL_HBASE_WORKDIR", "out/local-hbase"))
+    ap.add_argument("--version", default=HBASE_VERSION)
+    ap.add_argument("--rs-heap-mb", type=int, default=384)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("fetch")
+    s = sub.add_parser("start")
+    s.add_argument("--rs", type=int, default=2)
+    a = sub.add_parser("add-rs")
+    a.add_argument("--settings", help="JSON file of hbase-site.xml overrides (a profile)")
+    for name in ("stop-rs", "start-rs", "exec-rs"):
+        c = sub.add_parser(name)
+        c.add_argument("name", nargs="?" if name == "exec-rs" else None)
+    r = sub.add_parser("restart-rs")
+    r.add_argument("name", help="rs<N> or the server id host,port")
+    r.add_argument("--settings", help="JSON file of hbase-site.xml overrides (a profile)")
+    sub.add_parser("status")
+    sub.add_parser("stop")
+    args = ap.parse_args(argv)
+    c = LocalHBase(args.workdir, args.version, rs_heap_mb=args.rs_heap_mb)
+    try:
+        if args.cmd == "fetch":
+            t0 = time.monotonic()
+            home = fetch(args.version)
+            print(f"{home} ({time.monotonic() - t0:.1f} s)")
+        elif args.cmd == "start":
+            t0 = time.monotonic()
+            c.start(args.rs)
+            print(f"ready in {time.monotonic() - t0:.1f} s; ZooKeeper 127.0.0.1:{c.zk_port}, master {c.master_url}")
+        elif args.cmd == "add-rs":
+            print(c.add_rs(load_settings(args.settings)).name)
+        elif args.cmd == "stop-rs":
+            c.stop_rs(args.name)
+        elif args.cmd == "start-rs":
+            c.start_rs(args.name)
+        elif args.cmd == "restart-rs":
+            name = args.name if args.name in c.procs() else c.rs_by_server_id(args.name).name
+            c.restart_rs(name, load_settings(args.settings))
+        elif args.cmd == "exec-rs":
+            c.exec_rs(args.name)
+        elif args.cmd == "status":
+            print(json.dumps({**c.status(), "rss_mb": c.rss_mb()}, indent=2))
+        elif args.cmd == "stop":
+            c.stop()
+    except ClusterError as e:
+        print(f"local-hbase: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
