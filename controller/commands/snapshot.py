@@ -1,9 +1,134 @@
-"""`metctl snapshot` (placeholder until its issue lands)."""
+"""`metctl snapshot` — collect from live sources (Ganglia gmond/gmetad, HBase RegionServer /jmx)
+and print the ClusterSnapshot the controller would decide on, as JSON (the contract
+`metctl plan --snapshot` reads back) or a table.
+
+Flags override the config's `monitor:` section; either source alone is enough. Request rates
+come from the difference of two samples, so with `--samples 1` partitions have no rate and the
+snapshot says so.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
 import click
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table
+
+from controller.config import load_config
+from controller.errors import BadInput
+from controller.snapshot_io import dump_snapshot
+from decision.model import ClusterSnapshot
+from monitor.collector import Collector
+from monitor.ganglia import GangliaSource
+from monitor.hbase_jmx import HBaseJmxSource
+from monitor.settings import MonitorSettings
+
+_FLAG_OF = {"ganglia_endpoints": "--ganglia", "hbase_jmx_urls": "--hbase-jmx"}
 
 
-@click.command(name="snapshot", context_settings={"ignore_unknown_options": True})
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def command(args):
-    """Not built yet."""
-    raise click.ClickException("metctl snapshot is not built yet")
+def _settings(base: MonitorSettings, ganglia: tuple[str, ...], jmx: tuple[str, ...],
+              config_file: str | None) -> MonitorSettings:
+    updates: dict[str, Any] = {}
+    if ganglia:
+        updates["ganglia_endpoints"] = ganglia
+    if jmx:
+        updates["hbase_jmx_urls"] = jmx
+    try:
+        settings = MonitorSettings.model_validate({**base.model_dump(), **updates})
+    except ValidationError as err:
+        first = err.errors()[0]
+        field = str(first["loc"][0]) if first["loc"] else ""
+        where = _FLAG_OF.get(field, f"monitor.{field}")
+        raise BadInput("command line" if field in updates else (config_file or "config"),
+                       where, first["msg"].removeprefix("Value error, ")) from None
+    if not settings.ganglia_endpoints and not settings.hbase_jmx_urls:
+        raise BadInput(config_file or "command line", "--ganglia / --hbase-jmx",
+                       "at least one source: a gmond/gmetad HOST:PORT or a RegionServer URL "
+                       "(flags, or monitor.ganglia_endpoints / monitor.hbase_jmx_urls in --config)")
+    return settings
+
+
+def _fmt(x: float | None, pct: bool = False) -> str:
+    if x is None:
+        return "—"
+    return f"{x * 100:.1f}%" if pct else f"{x:,.1f}"
+
+
+def snapshot_table(snapshot: ClusterSnapshot, verdict: tuple[bool, str]) -> list[Any]:
+    """Rich renderables: nodes, partitions, what is missing, and whether a decision could use it."""
+    nodes = Table(title=f"Nodes ({len(snapshot.nodes)}) at {snapshot.taken_at:%Y-%m-%d %H:%M:%S} UTC")
+    for col in ("node", "profile", "state", "cpu", "io_wait", "memory"):
+        nodes.add_column(col, justify="right" if col in ("cpu", "io_wait", "memory") else "left")
+    for n in snapshot.nodes:
+        m = n.metrics
+        nodes.add_row(n.id, n.profile, n.state, *(
+            (_fmt(m.cpu, True), _fmt(m.io_wait, True), _fmt(m.memory, True)) if m
+            else ("[yellow]missing[/]", "—", "—")))
+    parts = Table(title=f"Partitions ({len(snapshot.partitions)}), requests per second")
+    for col in ("partition", "table", "node", "reads", "writes", "scans", "size_mb", "locality"):
+        parts.add_column(col, justify="right" if col in ("reads", "writes", "scans", "size_mb",
+                                                         "locality") else "left")
+    for p in snapshot.partitions:
+        parts.add_row(p.id[:12], p.table, p.node, _fmt(p.reads), _fmt(p.writes), _fmt(p.scans),
+                      _fmt(p.size_mb), _fmt(p.locality, True))
+    out: list[Any] = [nodes, parts]
+    if snapshot.missing:
+        out.append("[bold yellow]Missing[/]\n" + "\n".join(f"  - {m}" for m in snapshot.missing))
+    ok, why = verdict
+    out.append(("[green]complete enough to decide on[/]: " if ok
+                else "[red]not complete enough to decide on[/]: ") + why)
+    return out
+
+
+@click.command(name="snapshot")
+@click.option("--config", "config_file", metavar="FILE", default=None,
+              help="metctl config (YAML); its `monitor:` section names the sources.")
+@click.option("--ganglia", multiple=True, metavar="HOST:PORT",
+              help="gmond or gmetad XML port (repeat for fail-over); overrides the config.")
+@click.option("--hbase-jmx", "hbase_jmx", multiple=True, metavar="URL",
+              help="RegionServer info URL, e.g. http://rs1:16030 (repeat for each server); "
+                   "overrides the config.")
+@click.option("--samples", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Samples to take; request rates need at least 2.")
+@click.option("--interval", type=click.FloatRange(min=0), default=5.0, show_default=True,
+              help="Seconds between samples.")
+@click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json",
+              show_default=True, help="`json` is the ClusterSnapshot contract (`metctl plan "
+                                      "--snapshot` reads it back).")
+def command(config_file: str | None, ganglia: tuple[str, ...], hbase_jmx: tuple[str, ...],
+            samples: int, interval: float, fmt: str) -> None:
+    """Collect from live sources and print the ClusterSnapshot metctl sees."""
+    base = load_config(config_file).monitor
+    settings = _settings(base, ganglia, hbase_jmx, config_file)
+    sources: list[Any] = []
+    if settings.ganglia_endpoints:
+        sources.append(GangliaSource(settings))
+    if settings.hbase_jmx_urls:
+        sources.append(HBaseJmxSource(settings))
+    err = Console(stderr=True)
+    if samples == 1 and settings.hbase_jmx_urls:
+        err.print("[yellow]note[/]: request rates need at least 2 samples (--samples 2); "
+                  "with 1 sample partitions have no rate and are listed as missing")
+    collector = Collector(sources, settings)
+    with err.status("sampling…") as status:
+        for i in range(samples):
+            status.update(f"sample {i + 1} of {samples}")
+            collector.poll(time.time())
+            if i + 1 < samples:
+                time.sleep(interval)
+    snapshot = collector.snapshot(time.time())
+    verdict = collector.complete_enough(snapshot)
+    if fmt == "json":
+        sys.stdout.write(dump_snapshot(snapshot, "json"))
+        err.print(("complete enough to decide on: " if verdict[0]
+                   else "not complete enough to decide on: ") + verdict[1], highlight=False)
+    else:
+        out = Console(width=max(100, Console().width))
+        for renderable in snapshot_table(snapshot, verdict):
+            out.print(renderable)
+    if not snapshot.nodes and not snapshot.partitions:
+        # ClickException: exit 1 with one line (controller.cli.main drops a bare Exit's code).
+        raise click.ClickException("no source answered: " + "; ".join(snapshot.missing))
