@@ -501,3 +501,71 @@ def read_leader(settings: HASettings, cluster: str, timeout_s: float = 5.0) -> s
     finally:
         client.stop()
         client.close()
+
+
+class FencedExecutor:
+    """The executor as the control loop sees it, behind the leadership fence.
+
+    The loop asks `may_act()` before submitting a plan; a plan in flight, though, advances on
+    every `tick()`, and each tick may start driver calls. This wrapper asks again before every
+    tick, `submit()` and `resume()`: a fenced instance does not touch the cluster, it only
+    reports the status it last knew. When leadership comes (back), the journal is re-read
+    (`resume()`) first, since another instance may have moved the plan on meanwhile. Each
+    tick runs inside `Leadership.acting()`, so a SIGTERM hands over only between ticks.
+    `after_tick(status)` (e.g. telemetry.StepWatcher) sees every status a tick returns.
+    """
+
+    def __init__(self, executor: Any, leadership: Leadership,
+                 after_tick: Callable[[Any], None] | None = None):
+        self.executor, self.leadership = executor, leadership
+        self.after_tick = after_tick
+        self._synced = False  # True while we lead and have re-read the journal since
+
+    def __getattr__(self, name: str) -> Any:  # status(), plan_id, journal, … pass through
+        return getattr(self.executor, name)
+
+    @property
+    def busy(self) -> bool:
+        # A new leader first learns from the journal whether a plan is in flight, so the loop
+        # finishes the dead leader's plan before deciding anything new.
+        if not self._synced and self.leadership.may_act():
+            try:
+                with self.leadership.acting():
+                    self._ensure_synced()
+            except NotLeader:
+                pass
+        return self.executor.busy
+
+    def _ensure_synced(self) -> None:
+        if not self._synced:
+            self.executor.resume()
+            self._synced = True
+
+    def submit(self, plan: Any, plan_id: str) -> None:
+        with self.leadership.acting():
+            self._ensure_synced()
+            self.executor.submit(plan, plan_id)
+
+    def resume(self) -> Any:
+        if not self.leadership.may_act():
+            self._synced = False
+            return self.executor.status()
+        with self.leadership.acting():
+            status = self.executor.resume()
+            self._synced = True
+        return status
+
+    def tick(self) -> Any:
+        if not self.leadership.may_act():
+            self._synced = False
+            return self.executor.status()
+        try:
+            with self.leadership.acting():
+                self._ensure_synced()
+                status = self.executor.tick()
+        except NotLeader:  # fenced between the check and the start: nothing was done
+            self._synced = False
+            return self.executor.status()
+        if self.after_tick is not None:
+            self.after_tick(status)
+        return status

@@ -215,3 +215,69 @@ class NullTelemetry:
 
     def __getattr__(self, name: str) -> Any:
         return lambda *args, **kwargs: None
+
+
+class TelemetryObserver:
+    """A control-loop observer (controller.loop.LoopObserver's methods) feeding Telemetry."""
+
+    def __init__(self, telemetry: Any, wall_clock: Any = None):
+        import time
+
+        self.telemetry = telemetry
+        self._wall = wall_clock or time.time
+
+    def on_sample(self, now: float, samples_since_clear: int) -> None:
+        pass
+
+    def on_decision(self, now: float, plan: Any, plan_id: str | None, snapshot: Any) -> None:
+        self.telemetry.record_snapshot(snapshot)
+        self.telemetry.record_plan(plan, self._wall())
+
+    def on_hold(self, now: float, cause: Any, words: str) -> None:
+        self.telemetry.record_hold(getattr(cause, "value", str(cause)))
+
+    def on_action(self, now: float, event: str, plan_id: str | None, status: Any) -> None:
+        pass  # per-action results come from the journal (StepWatcher)
+
+    def on_error(self, now: float, error: BaseException) -> None:
+        pass
+
+
+_STEP_FINISHED = ("done", "failed", "skipped", "cancelled", "rolled_back")
+
+
+class StepWatcher:
+    """After each executor tick: every journaled step that has just finished is counted
+    (actions by op and result, durations) and logged with its reason and plan id."""
+
+    def __init__(self, journal: Any, telemetry: Any, logger: logging.Logger | None = None):
+        self.journal, self.telemetry = journal, telemetry
+        self.log = logger or logging.getLogger("metctl.actuator")
+        self._seen: set[tuple[str, int]] = set()
+        self._last: tuple | None = None
+
+    def __call__(self, status: Any) -> None:
+        plan_id = getattr(status, "plan_id", None)
+        key = (plan_id, getattr(status, "state", None), getattr(status, "actions_done", None),
+               getattr(status, "phase", None), getattr(status, "current", None))
+        if plan_id is None or key == self._last:
+            return  # nothing visibly changed: spare the journal a read
+        self._last = key
+        from controller.logs import log_action
+
+        for step in self.journal.load_steps(plan_id):
+            if step["state"] not in _STEP_FINISHED or (plan_id, step["idx"]) in self._seen:
+                continue
+            self._seen.add((plan_id, step["idx"]))
+            started, finished = step.get("started_at"), step.get("finished_at")
+            duration = finished - started if started is not None and finished is not None else None
+            self.telemetry.record_action(step["op"], step["state"], duration)
+            log_action(self.log, _StepView(step), plan_id, step["state"], duration,
+                       error=step.get("error"))
+
+
+class _StepView:
+    """A journal step row read like a decision.model.Action (for log_action)."""
+
+    def __init__(self, row: dict):
+        self.__dict__.update(row)

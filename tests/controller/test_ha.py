@@ -191,3 +191,61 @@ def test_unreachable_zookeeper_is_a_connection_error():
     lead = Leadership(HASettings(zookeeper_hosts="127.0.0.1:1", connect_timeout_s=0.5), "c")
     with pytest.raises(ConnectionError, match="cannot reach ZooKeeper"):
         lead.start()
+
+
+# ---- the executor behind the fence (in-package fake cluster, fake time) -----------------------
+from actuator.executor import Executor  # noqa: E402
+from actuator.fake import FakeCluster  # noqa: E402
+from actuator.journal import Journal  # noqa: E402
+from actuator.settings import ExecutorSettings  # noqa: E402
+from controller.ha import FencedExecutor  # noqa: E402
+from tests.actuator.plans import scenario  # noqa: E402
+
+
+def fenced(world: FakeCluster, journal: Journal, after_tick=None):
+    lead = Leadership(HASettings(), "demo")
+    lead.start()
+    ex = Executor(world.infra, world.datastore, ExecutorSettings(), world.clock, world.cluster,
+                  journal)
+    return lead, FencedExecutor(ex, lead, after_tick)
+
+
+def tick_until(fx: FencedExecutor, world: FakeCluster, done, limit: int = 5000):
+    for _ in range(limit):
+        status = fx.tick()
+        if done(status):
+            return status
+        world.advance(1.0)
+    raise AssertionError("never got there")
+
+
+def test_fenced_executor_stops_touching_the_cluster_and_a_new_leader_finishes_from_the_journal():
+    world, journal = FakeCluster(), Journal(":memory:")
+    plan = scenario(world)
+    first, fx1 = fenced(world, journal)
+    fx1.submit(plan, "p1")
+    tick_until(fx1, world, lambda s: s.actions_done >= 2)
+    first.request_release()  # SIGTERM (or fenced): no tick may touch the cluster any more
+    effects, events = list(world.effects), journal.events("p1", limit=1000)
+    for _ in range(50):
+        world.advance(1.0)
+        assert fx1.tick().state == "running"
+    assert world.effects == effects and journal.events("p1", limit=1000) == events
+    with pytest.raises(NotLeader):
+        fx1.submit(plan, "p2")
+    # the next leader: a fresh executor on the same journal learns the plan is in flight
+    second, fx2 = fenced(world, journal)
+    assert fx2.busy
+    status = tick_until(fx2, world, lambda s: not fx2.busy)
+    assert status.state == "done" and status.actions_done == len(plan.actions)
+    launches = [e for e in world.effects if e[0] == "launch"]
+    assert len(launches) == 1  # nothing done twice across the hand-over
+
+
+def test_fenced_executor_reports_each_tick():
+    world, journal = FakeCluster(), Journal(":memory:")
+    seen = []
+    _, fx = fenced(world, journal, after_tick=seen.append)
+    fx.submit(scenario(world), "p1")
+    tick_until(fx, world, lambda s: s.state == "done")
+    assert seen and seen[-1].state == "done"

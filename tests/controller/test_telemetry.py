@@ -136,3 +136,59 @@ def test_endpoint_scraped_over_http_shows_the_documented_names():
         assert value(response.text, "metctl_actions_total", op="compact", result="ok") == 1
     finally:
         t.close()
+
+
+def test_loop_observer_and_step_watcher_feed_the_metrics_and_logs():
+    import io
+    import json as _json
+
+    from actuator.executor import Executor
+    from actuator.fake import FakeCluster
+    from actuator.journal import Journal
+    from actuator.settings import ExecutorSettings
+    from controller.logs import setup_logging
+    from controller.telemetry import StepWatcher, TelemetryObserver
+    from tests.actuator.plans import scenario
+
+    t = Telemetry(identity="t")
+    obs = TelemetryObserver(t, wall_clock=lambda: 99.0)
+    plan = plan_of({"rs1": "overloaded"}, {"read": (2, 1)}, 1, 2)
+
+    class Snap:
+        nodes = ("rs1",)
+
+    class Cause:
+        value = "not_leader"
+
+    obs.on_decision(0.0, plan, "p1", Snap())
+    obs.on_hold(0.0, Cause(), "another controller leads")
+    text = t.exposition()
+    assert value(text, "metctl_cluster_nodes") == 1
+    assert value(text, "metctl_last_decision_timestamp_seconds") == 99.0
+    assert value(text, "metctl_holds_total", reason="not_leader") == 1
+
+    stream = io.StringIO()
+    logger = setup_logging(TelemetrySettings(), stream)
+    world, journal = FakeCluster(), Journal(":memory:")
+    real_plan = scenario(world)
+    ex = Executor(world.infra, world.datastore, ExecutorSettings(), world.clock, world.cluster,
+                  journal)
+    watch = StepWatcher(journal, t, logger)
+    ex.submit(real_plan, "plan-9")
+    for _ in range(5000):
+        status = ex.tick()
+        watch(status)
+        if not ex.busy:
+            break
+        world.advance(1.0)
+    text = t.exposition()
+    steps = journal.load_steps("plan-9")
+    done_moves = sum(1 for s in steps if s["op"] == "move" and s["state"] == "done")
+    assert value(text, "metctl_actions_total", op="move", result="done") == done_moves
+    assert value(text, "metctl_actions_total", op="launch", result="done") == 1
+    assert value(text, "metctl_action_duration_seconds_count", op="launch") == 1
+    lines = [_json.loads(x) for x in stream.getvalue().splitlines()]
+    actions = [x for x in lines if x.get("event") == "action"]
+    assert len(actions) == sum(1 for s in steps if s["state"] == "done")
+    assert all(a["plan_id"] == "plan-9" and "reason" in a for a in actions)
+    setup_logging(TelemetrySettings(), io.StringIO())
