@@ -73,7 +73,10 @@ class RegionMetricsProvider(Protocol):
     """What the HBase admin gateway (py4j) offers the monitor; optional."""
 
     def region_metrics(self) -> Sequence[RegionAdminMetrics]:
-        """Every online region's size and locality. May raise; the source reports it."""
+        """Every online region's size and locality. May raise; the source reports it.
+
+        Any items with `region`, `size_mb` and `locality` attributes will do
+        (actuator.hbase.HBaseDriver returns its RegionMetricsRow)."""
 
 
 def _finite(x: Any) -> float:

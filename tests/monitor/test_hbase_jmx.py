@@ -200,3 +200,46 @@ def test_admin_provider_failure_falls_back_and_says_so(jmx_server):
     s = serve(jmx_server, "rs1")
     sample = HBaseJmxSource(settings(s.url), admin=FixedAdmin(error=RuntimeError("py4j down"))).sample()
     assert sample.partitions and any("py4j down" in e for e in sample.errors)
+
+
+# ---------------------------------------------------------------- a real HBase 2.6 cluster
+def _user_counters(sample):
+    return {p.id: p for p in sample.partitions if p.table == "usertable"}
+
+
+@pytest.mark.integration
+def test_real_regionservers_counters_rates_and_admin_locality(hbase_cluster, hbase_table, hbase_driver):
+    import time
+
+    urls = [p.info_url for p in hbase_cluster.region_servers() if hbase_cluster.running(p.name)]
+    cfg = settings(*urls)
+    src = HBaseJmxSource(cfg, admin=hbase_driver)
+    first = src.sample()
+    assert not [e for e in first.errors if "request failed" in e or "not JSON" in e], first.errors
+    assert set(first.servers) == {p.server_id for p in hbase_cluster.region_servers()
+                                  if hbase_cluster.running(p.name)}
+    where = {loc.id: loc.server for loc in hbase_driver.partitions() if loc.table == "usertable"}
+    seen = _user_counters(first)
+    assert set(where) <= set(seen)
+    assert all(seen[r].server == where[r] for r in where)
+    assert all(p.locality is not None and 0 <= p.locality <= 1 for p in seen.values())
+
+    c = Collector([src], cfg)
+    c.poll(0.0)
+    before = sum(p.reads for p in seen.values())
+    gets = 60
+    for i in range(gets):
+        hbase_table.get(f"user{5000 + i:04d}")
+    # RegionServers refresh their /jmx metrics periodically: wait (bounded) until the gets show.
+    deadline = time.monotonic() + 60
+    while True:
+        now = _user_counters(src.sample())
+        if sum(p.reads for p in now.values()) >= before + gets:
+            break
+        assert time.monotonic() < deadline, "gets never showed in /jmx getCount"
+        time.sleep(1.0)
+    c.poll(1.0)
+    snap = c.snapshot(1.0)
+    busy = [p for p in snap.partitions if p.table == "usertable" and p.reads > 0]
+    assert busy and all(p.writes >= 0 and p.scans >= 0 for p in snap.partitions)
+    assert {p.node for p in snap.partitions} <= {n.id for n in snap.nodes}
