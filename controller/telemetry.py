@@ -281,3 +281,44 @@ class _StepView:
 
     def __init__(self, row: dict):
         self.__dict__.update(row)
+
+
+class WatchedSource:
+    """A metrics source (monitor.source.MetricsSource) whose failures and staleness are
+    exported: every error (raised, or reported in `Sample.errors`) counts once; at each poll the
+    staleness gauge is set to the age of the last sample that came back without errors
+    (0 right after a clean one; it grows while the source keeps failing)."""
+
+    def __init__(self, source: Any, telemetry: Any, name: str | None = None,
+                 clock: Any = None):
+        import time
+
+        self.source, self.telemetry = source, telemetry
+        self.name = label_token(name or type(source).__name__)
+        self._clock = clock or time.monotonic
+        self._last_ok: float | None = None
+        self._first: float | None = None
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self.source, attr)
+
+    def _staleness(self, now: float) -> None:
+        since = self._last_ok if self._last_ok is not None else self._first
+        self.telemetry.record_staleness(self.name, max(0.0, now - since))
+
+    def sample(self) -> Any:
+        now = self._clock()
+        if self._first is None:
+            self._first = now
+        try:
+            sample = self.source.sample()
+        except Exception:
+            self.telemetry.record_source_error(self.name)
+            self._staleness(now)
+            raise
+        for _ in getattr(sample, "errors", ()):
+            self.telemetry.record_source_error(self.name)
+        if not getattr(sample, "errors", ()):
+            self._last_ok = now
+        self._staleness(now)
+        return sample

@@ -192,3 +192,38 @@ def test_loop_observer_and_step_watcher_feed_the_metrics_and_logs():
     assert len(actions) == sum(1 for s in steps if s["state"] == "done")
     assert all(a["plan_id"] == "plan-9" and "reason" in a for a in actions)
     setup_logging(TelemetrySettings(), io.StringIO())
+
+
+def test_watched_source_counts_errors_and_reports_staleness():
+    from controller.telemetry import WatchedSource
+    from monitor.source import Sample
+
+    class Ganglia:  # a source at metctl's own boundary, scripted
+        def __init__(self):
+            self.script = []
+
+        def sample(self):
+            outcome = self.script.pop(0)
+            if isinstance(outcome, Exception):
+                raise outcome
+            return outcome
+
+    now = [0.0]
+    t = Telemetry(identity="t")
+    source = Ganglia()
+    watched = WatchedSource(source, t, clock=lambda: now[0])
+    source.script = [Sample(taken_at=0.0), Sample(taken_at=10.0, errors=("gmond timed out",)),
+                     OSError("refused"), Sample(taken_at=30.0)]
+    watched.sample()
+    assert value(t.exposition(), "metctl_metric_staleness_seconds", source="ganglia") == 0
+    now[0] = 10.0
+    watched.sample()
+    now[0] = 20.0
+    with pytest.raises(OSError):
+        watched.sample()
+    text = t.exposition()
+    assert value(text, "metctl_metric_source_errors_total", source="ganglia") == 2
+    assert value(text, "metctl_metric_staleness_seconds", source="ganglia") == 20.0
+    now[0] = 30.0
+    watched.sample()
+    assert value(t.exposition(), "metctl_metric_staleness_seconds", source="ganglia") == 0
