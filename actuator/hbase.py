@@ -14,7 +14,8 @@ through a py4j gateway (actuator/hbase_gateway.py).
   there), wait until it serves nothing, then a graceful `stopRegionServer`.
 - set_balancer: `balancerSwitch`; `close()` switches it back on if metctl found it on.
 - region_metrics: per-region size, locality and cumulative request counters from
-  `getClusterMetrics`, for the monitor (locality is only available there).
+  `getClusterMetrics`; the driver is a monitor.hbase_jmx.RegionMetricsProvider (locality is
+  only available there).
 """
 from __future__ import annotations
 
@@ -83,10 +84,14 @@ class RegionMetricsRow:
     read_requests: int  # cumulative since the region opened on this server
     write_requests: int
     filtered_read_requests: int
-    size_mb: float  # store files + memstore
-    store_file_mb: float
+    size_mb: float  # store files on disk (the memstore is not data on disk yet)
     memstore_mb: float
     locality: float  # 0..1; 1.0 for a region with no store files yet (nothing to be remote)
+
+    @property
+    def region(self) -> str:
+        """The name monitor.hbase_jmx.RegionMetricsProvider reads the encoded name under."""
+        return self.id
 
 
 def server_id_of(sn: Any) -> str:
@@ -236,9 +241,8 @@ class HBaseDriver:
         sn = self._server_names().get(sid)
         if sn is None:
             return
-        gw = self.gateway.gateway
         self._call(f"decommission {sid}",
-                   lambda: self.admin.decommissionRegionServers(gw.jvm.java.util.Arrays.asList([sn]), True))
+                   lambda: self.admin.decommissionRegionServers([sn], True))  # list -> java List
         deadline = time.monotonic() + self.drain_timeout_s
         while (left := self._call("getRegions", lambda: self.admin.getRegions(sn)).size()) > 0:
             if time.monotonic() > deadline:
@@ -252,7 +256,7 @@ class HBaseDriver:
             time.sleep(self.poll_s)
         # The draining mark names the old start code; clear it so a later server on the same
         # host:port is not born decommissioned.
-        self._call("recommission", lambda: self.admin.recommissionRegionServer(sn, gw.jvm.java.util.ArrayList()))
+        self._call("recommission", lambda: self.admin.recommissionRegionServer(sn, []))
 
     def set_balancer(self, enabled: bool) -> bool:
         was_on = bool(self._call("balancerSwitch", lambda: self.admin.balancerSwitch(enabled, True)))
@@ -283,7 +287,7 @@ class HBaseDriver:
                     read_requests=int(rm.getReadRequestCount()),
                     write_requests=int(rm.getWriteRequestCount()),
                     filtered_read_requests=int(rm.getFilteredReadRequestCount()),
-                    size_mb=store + mem, store_file_mb=store, memstore_mb=mem,
+                    size_mb=store, memstore_mb=mem,
                     locality=float(rm.getDataLocality()) if store > 0 else 1.0))
         return sorted(rows, key=lambda r: (r.table, r.id))
 

@@ -104,7 +104,8 @@ def test_region_metrics_count_each_regions_own_requests(hbase_driver, hbase_tabl
     assert row.table == "usertable"
     assert row.server == next(p.server for p in hbase_driver.partitions() if p.id == region)
     assert 0.0 <= row.locality <= 1.0
-    assert row.size_mb >= row.store_file_mb >= 0
+    assert row.size_mb >= 0 and row.memstore_mb >= 0
+    assert row.region == region
     assert {r.id for r in now.values()} == {p.id for p in hbase_driver.partitions()}
 
 
