@@ -219,6 +219,7 @@ class Leadership:
         self._mu = threading.Lock()
         self._in_action = 0
         self._release_pending = False
+        self._exit_code: int | None = None  # SIGTERM during an action: exit once it ends
         self._handed_over = threading.Event()
         self._client: Any = None
         self._lock: Any = None
@@ -273,6 +274,7 @@ class Leadership:
                 hand_over = self._release_pending and self._in_action == 0
             if hand_over:
                 self._hand_over()
+                self._exit_if_asked()
 
     def action_started(self) -> None:
         """For loops that report actions through an observer instead of `acting()`."""
@@ -285,6 +287,21 @@ class Leadership:
             hand_over = self._release_pending and self._in_action == 0
         if hand_over:
             self._hand_over()
+            self._exit_if_asked()
+
+    def exit_when_idle(self, code: int) -> None:
+        """Leave the process (SystemExit) now if no action is in flight, else right after it."""
+        with self._mu:
+            busy = self._in_action > 0
+            if busy:
+                self._exit_code = code
+        if not busy:
+            raise SystemExit(code)
+
+    def _exit_if_asked(self) -> None:
+        code, self._exit_code = self._exit_code, None
+        if code is not None:
+            raise SystemExit(code)
 
     # ---- lifecycle ----------------------------------------------------------------------
     def start(self) -> None:
@@ -470,19 +487,17 @@ class Leadership:
 
 
 def install_sigterm(leadership: Leadership, then: Callable[[], None] | None = None) -> None:
-    """On SIGTERM: fence at once, hand leadership over after the action in flight, then call
-    `then` (e.g. the loop's stop) or the handler installed before this one."""
-    previous = signal.getsignal(signal.SIGTERM)
+    """On SIGTERM: fence at once and hand leadership over after the action in flight; then
+    call `then` (a loop that stops by itself), or leave the process with SystemExit(143) as
+    soon as no action is in flight (never in the middle of one)."""
 
     def on_sigterm(signum: int, frame: Any) -> None:
         log.info("SIGTERM: releasing leadership", extra={"event": "ha.sigterm"})
         leadership.request_release()
         if then is not None:
             then()
-        elif callable(previous):
-            previous(signum, frame)
         else:
-            raise SystemExit(128 + signum)
+            leadership.exit_when_idle(128 + signum)
 
     signal.signal(signal.SIGTERM, on_sigterm)
 

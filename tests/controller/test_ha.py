@@ -249,3 +249,19 @@ def test_fenced_executor_reports_each_tick():
     fx.submit(scenario(world), "p1")
     tick_until(fx, world, lambda s: s.state == "done")
     assert seen and seen[-1].state == "done"
+
+
+def test_exit_waits_for_the_action_in_flight():
+    lead = Leadership(HASettings(), "demo")
+    lead.start()
+    finished = []
+    with pytest.raises(SystemExit) as exited:
+        with lead.acting():
+            lead.request_release()
+            lead.exit_when_idle(143)  # SIGTERM mid-action: no exit yet …
+            finished.append(True)  # … the action runs to its end
+    assert finished == [True] and exited.value.code == 143
+    idle = Leadership(HASettings(), "demo")
+    idle.start()
+    with pytest.raises(SystemExit):
+        idle.exit_when_idle(143)  # nothing in flight: at once
