@@ -118,13 +118,24 @@ def _json_constant(name: str) -> float:
     raise ValueError(f"{name} is not a JSON number")
 
 
+def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # JSON parsers keep the last of two equal keys; a snapshot with two `nodes` is a mistake.
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError(f"key {dup!r} appears twice in one object")
+    return obj
+
+
 def load_document(path: str | Path) -> Document:
     """Read a YAML or JSON file (JSON when it ends in .json). Syntax errors name the line."""
     file = str(path)
     text = _read_text(path)
     if file.lower().endswith(".json"):
         try:
-            return Document(file, json.loads(text, parse_constant=_json_constant))
+            return Document(file, json.loads(text, parse_constant=_json_constant,
+                                             object_pairs_hook=_json_object))
         except json.JSONDecodeError as err:
             raise BadInput(file, f"line {err.lineno}, column {err.colno}",
                            f"valid JSON ({err.msg})") from None
@@ -135,6 +146,8 @@ def load_document(path: str | Path) -> Document:
         loader = _SafeLoader(text)
         try:
             root = loader.get_single_node()
+            if root is not None:  # before construction, which flattens merge keys in place
+                _refuse_duplicate_keys(file, root)
             data = loader.construct_document(root) if root is not None else None
         finally:
             loader.dispose()
@@ -148,6 +161,30 @@ def load_document(path: str | Path) -> Document:
     except RecursionError:
         raise BadInput(file, "", "valid YAML (nested too deeply)") from None
     return Document(file, data, root)
+
+
+def _refuse_duplicate_keys(file: str, root: yaml.Node) -> None:
+    """YAML lets a later `policy:` silently replace an earlier one; an operator never means that."""
+    stack: list[tuple[yaml.Node, str]] = [(root, "")]
+    seen_nodes: set[int] = set()  # aliases share nodes (and may be recursive): visit each once
+    while stack:
+        node, path = stack.pop()
+        if id(node) in seen_nodes:
+            continue
+        seen_nodes.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[str, int] = {}
+            for key, value in node.value:
+                name = key.value if isinstance(key, yaml.ScalarNode) else None
+                child = f"{path}.{name}" if path else str(name)
+                if name is not None and key.tag != "tag:yaml.org,2002:merge":
+                    if name in seen:
+                        raise BadInput(file, f"{child} (line {key.start_mark.line + 1})",
+                                       f"each key once (also on line {seen[name]})")
+                    seen[name] = key.start_mark.line + 1
+                stack.append((value, child))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, f"{path}[{i}]") for i, item in enumerate(node.value))
 
 
 # ---------------------------------------------------------------- validation errors

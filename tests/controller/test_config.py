@@ -210,3 +210,26 @@ def test_parse_file_returns_the_model(tmp_path):
     p = write(tmp_path, "o.yaml", "items: [{name: a}]\ndriver: {kind: local, processes: 3}\n")
     out = parse_file(Outer, p)
     assert out.items[0].name == "a" and isinstance(out.driver, Local) and out.driver.processes == 3
+
+
+def test_a_key_given_twice_is_refused_not_silently_replaced(tmp_path):
+    p = write(tmp_path, "c.yaml", "cluster: a\npolicy:\n  name: met\ncluster: b\n")
+    err = bad(load_config, p)
+    assert err.field == "cluster (line 4)" and err.expected == "each key once (also on line 1)"
+
+
+def test_recursive_aliases_do_not_hang(tmp_path):
+    err = bad(load_config, write(tmp_path, "c.yaml", "policy: &x [1, *x]\n"))
+    assert err.field.startswith("policy")
+
+
+def test_anchors_and_merge_keys_work(tmp_path):
+    p = write(tmp_path, "c.yaml", "base: &b {name: static}\n")
+    assert bad(load_config, p).field.startswith("base")  # unknown key, but parsed fine
+    doc = load_document(write(tmp_path, "d.yaml", "x: &b {name: static}\ny:\n  <<: *b\n  name: met\n"))
+    assert doc.data["y"] == {"name": "met"}
+
+
+def test_json_duplicate_keys_are_refused(tmp_path):
+    err = bad(load_document, write(tmp_path, "s.json", '{"nodes": [], "nodes": [1]}'))
+    assert "'nodes' appears twice" in err.expected
