@@ -342,6 +342,15 @@ class Executor:
 
     # ---------------------------------------------------------------- phases
     def _tick_phase(self, now: float) -> None:
+        # A step journaled as failed whose consequence (stop / abandon) was not journaled yet:
+        # the controller died between the two writes. Finish what it had started.
+        failed = next((st for st in self._steps if st.state == "failed"), None)
+        if failed is not None:
+            if failed.op == "launch":
+                self._begin_abandon(now, f"launch of {failed.node} failed: {failed.error}")
+            else:
+                raise _Stop(f"{failed.describe()}: {failed.error}")
+            return
         # Each phase handler returns True when the phase is complete; then the next one starts
         # within the same tick (phase changes are journal writes of their own).
         while self.busy and self._plan_row["state"] == "running":
@@ -381,10 +390,21 @@ class Executor:
                                 "what it did not launch)")
                 if step.instance_id != node.instance_id:
                     self._set(step, now, instance_id=node.instance_id, host=host)
-        if self.settings.disable_balancer and self._plan_row.get("balancer_was_on") is None:
+        if self.settings.disable_balancer and self._plan_row.get("balancer_was_on") in (None, -1):
+            # -1 = "switching": journaled before the call. Found on resume, it means the previous
+            # state may have been lost with the controller (the driver cannot tell it apart from
+            # our own switch-off): then the balancer stays off, and the journal says so.
+            unknown = self._plan_row.get("balancer_was_on") == -1
+            if not unknown:
+                self._set_plan(now, balancer_was_on=-1)
             was_on = self.ds.set_balancer(False)
-            self._set_plan(now, balancer_was_on=int(bool(was_on)), layout_json=json.dumps(layout),
-                           event=f"balancer switched off (was {'on' if was_on else 'off'})")
+            if unknown and not was_on:
+                self._set_plan(now, balancer_was_on=0, layout_json=json.dumps(layout), level="error",
+                               event="balancer state before the plan is unknown (controller died while "
+                                     "switching it off); leaving it off")
+            else:
+                self._set_plan(now, balancer_was_on=int(bool(was_on)), layout_json=json.dumps(layout),
+                               event=f"balancer switched off (was {'on' if was_on else 'off'})")
         elif not self._plan_row.get("layout"):
             self._set_plan(now, layout_json=json.dumps(layout))
         return True
