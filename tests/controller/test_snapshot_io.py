@@ -248,3 +248,28 @@ def test_unquoted_id_with_a_comma_in_a_yaml_flow_mapping_is_explained(tmp_path):
         read_snapshot(path)
     assert info.value.field == "partitions[1] (line 6)"
     assert "quote" in info.value.expected and "16020" in info.value.expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(snap=snapshots(), data=st.data())
+def test_one_bad_value_anywhere_is_named_by_its_exact_path(snap, data):
+    """Break one number in a valid snapshot: the error names exactly that field."""
+    raw = snapshot_to_dict(snap)
+    with_metrics = [i for i, n in enumerate(raw["nodes"]) if n["metrics"] is not None]
+    targets = [("partitions", i, f) for i in range(len(raw["partitions"]))
+               for f in ("reads", "writes", "scans", "size_mb", "locality")]
+    targets += [("nodes", i, "metrics", f) for i in with_metrics for f in ("cpu", "io_wait", "memory")]
+    if not targets:
+        return
+    where = data.draw(st.sampled_from(targets))
+    bad_value = data.draw(st.sampled_from([-0.5, float("nan"), float("-inf"), "1", None, [1]]))
+    target = raw
+    for key in where[:-1]:
+        target = target[key]
+    target[where[-1]] = bad_value
+    with pytest.raises(BadInput) as info:
+        snapshot_from_data(raw, "s.json")
+    path = "".join(f"[{k}]" if isinstance(k, int) else (f".{k}" if i else k)
+                   for i, k in enumerate(where))
+    assert info.value.field == path
+    assert info.value.file == "s.json"
