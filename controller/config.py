@@ -288,9 +288,24 @@ def _describe_input(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+# Values of fields named like these are never echoed back: error lines end up in logs.
+_SECRET_WORDS = ("password", "secret", "token", "credential", "access_key", "api_key",
+                 "private_key", "passphrase")
+
+
+def _is_secret(loc: Sequence[str | int]) -> bool:
+    return any(isinstance(k, str) and any(w in k.lower() for w in _SECRET_WORDS) for k in loc)
+
+
 def _expected(err: Mapping[str, Any], parent: Any) -> str:
     """What the user should have written, in words, from one pydantic error."""
     kind, msg = err["type"], err["msg"]
+    if _is_secret(err["loc"]):
+        if kind in ("value_error", "assertion_error"):  # its words may quote the value
+            return "a valid value (the value is secret and not shown)"
+        err = {k: v for k, v in err.items() if k != "input"}
+    ctx = err.get("ctx") or {}
+    got = f", got {_describe_input(err['input'])}" if "input" in err else ""
     if kind == "extra_forbidden":
         model = _unwrap(parent)
         allowed = sorted(model.model_fields) if _is_model(model) else []
@@ -301,14 +316,12 @@ def _expected(err: Mapping[str, Any], parent: Any) -> str:
     if kind == "missing":
         return "a value (required field is missing)"
     if kind == "model_type" or kind == "dict_type":
-        return f"a mapping, got {_describe_input(err.get('input'))}"
-    ctx = err.get("ctx") or {}
-    got = f", got {_describe_input(err.get('input'))}" if "input" in err else ""
+        return f"a mapping{got}"
     if kind == "invalid_key":
         # Mostly `{node: rs1.example.org,16020}`: in a YAML flow mapping a comma ends the
         # value, and `16020` becomes a key of its own.
-        return (f"text keys only, got the key {_describe_input(err.get('input'))} (in YAML "
-                "{…} a comma ends a value: quote values that contain one)")
+        return (f"text keys only{got.replace(', got', ', got the key')} (in YAML {{…}} a "
+                "comma ends a value: quote values that contain one)")
     if kind == "finite_number":
         return f"a finite number{got}"
     if kind == "literal_error" and "expected" in ctx:
@@ -325,8 +338,8 @@ def _expected(err: Mapping[str, Any], parent: Any) -> str:
         if text.startswith(prefix):
             text = text[len(prefix):]
     text = text[:1].lower() + text[1:]
-    if "input" in err and kind not in ("value_error", "assertion_error"):
-        text += f", got {_describe_input(err['input'])}"
+    if kind not in ("value_error", "assertion_error"):
+        text += got
     return text
 
 

@@ -233,3 +233,19 @@ def test_anchors_and_merge_keys_work(tmp_path):
 def test_json_duplicate_keys_are_refused(tmp_path):
     err = bad(load_document, write(tmp_path, "s.json", '{"nodes": [], "nodes": [1]}'))
     assert "'nodes' appears twice" in err.expected
+
+
+class Cloudy(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    password: str = Field("", min_length=8)
+    api_key: int = 0
+
+
+@pytest.mark.parametrize("data, field", [
+    ({"password": "hunter2"}, "password"),
+    ({"api_key": "sk-live-abcdef"}, "api_key"),
+])
+def test_secret_values_are_never_echoed(data, field):
+    err = bad(parse_model, Cloudy, data, "c.yaml")
+    assert err.field == field
+    assert list(data.values())[0] not in err.line()
