@@ -646,7 +646,7 @@ class Executor:
         self._note_error(now, step, f"{message} (attempt {step.attempts + 1}/{s.datastore_attempts})")
         if not retryable or step.attempts + 1 >= s.datastore_attempts:
             self._set(step, now, state="failed", finished_at=now)
-            raise _Stop(f"{step.describe()}: {message}")
+            raise _Stop(message)
         wait = _backoff(s.datastore_backoff_s, s.datastore_backoff_max_s, step.attempts + 1)
         self._set(step, now, attempts=step.attempts + 1, called=0, since=now, next_try_at=now + wait)
 
@@ -657,7 +657,7 @@ class Executor:
         self._note_error(now, step, f"{message} (attempt {step.attempts}/{s.datastore_attempts})")
         if not retryable or step.attempts >= s.datastore_attempts:
             self._set(step, now, state="failed", finished_at=now)
-            raise _Stop(f"{step.describe()}: {message}")
+            raise _Stop(message)
         wait = _backoff(s.datastore_backoff_s, s.datastore_backoff_max_s, step.attempts)
         self._set(step, now, state="pending", called=0, next_try_at=now + wait)
 
@@ -906,6 +906,9 @@ class Executor:
         for st in self._steps:
             if st.state == "pending":
                 self._set(st, now, state="cancelled", note="plan stopped")
+            elif st.state == "running":
+                self._set(st, now, state="cancelled", finished_at=now,
+                          note="in flight when the plan stopped (the driver may still complete it)")
         self._restore_balancer(now)
         self._set_plan(now, state="failed", error=reason, event=f"plan stopped: {reason}", level="error")
         log.error("plan %s stopped: %s", self._plan_id, reason)

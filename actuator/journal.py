@@ -71,18 +71,40 @@ CREATE TABLE IF NOT EXISTS events (
 WriteHook = Callable[[str, int, str], None]
 
 
+class JournalError(Exception):
+    """The journal file is missing or is not a metctl journal."""
+
+
 class Journal:
     """A SQLite journal. Safe to open from another process (read-only use by `metctl status`)."""
 
-    def __init__(self, path: str | Path, on_write: WriteHook | None = None):
+    def __init__(self, path: str | Path, on_write: WriteHook | None = None, *, readonly: bool = False):
+        """`readonly` opens an existing journal without creating or changing anything (raises
+        JournalError when the file is missing or is not a metctl journal)."""
         self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.executescript(_SCHEMA)
+        self.readonly = readonly
+        if readonly:
+            if not Path(self.path).is_file():
+                raise JournalError(f"{self.path}: no such journal file")
+            self._db = sqlite3.connect(f"file:{Path(self.path).absolute()}?mode=ro", uri=True,
+                                       isolation_level=None, check_same_thread=False)
+            self._db.row_factory = sqlite3.Row
+            try:
+                tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            except sqlite3.DatabaseError as err:
+                self._db.close()
+                raise JournalError(f"{self.path}: not a metctl journal ({err})") from None
+            if not {"plans", "steps", "events"} <= tables:
+                self._db.close()
+                raise JournalError(f"{self.path}: not a metctl journal (tables plans/steps/events missing)")
+        else:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db.row_factory = sqlite3.Row
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(_SCHEMA)
         self._lock = threading.Lock()
         self.on_write = on_write
         self.writes = 0  # journal writes made through this object
@@ -92,6 +114,8 @@ class Journal:
 
     # -- writing -----------------------------------------------------------------------------
     def _write(self, what: str, statements: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
+        if self.readonly:
+            raise JournalError(f"{self.path}: opened read-only")
         with self._lock:
             self.writes += 1
             if self.on_write is not None:
@@ -178,6 +202,12 @@ class Journal:
     def plan_ids(self, limit: int = 20) -> list[str]:
         rows = self._db.execute("SELECT plan_id FROM plans ORDER BY seq DESC LIMIT ?", (limit,))
         return [r["plan_id"] for r in rows]
+
+    def recent_plans(self, limit: int = 10) -> list[dict[str, Any]]:
+        rows = self._db.execute(
+            "SELECT plan_id, state, phase, committed, error, created_at, updated_at FROM plans "
+            "ORDER BY seq DESC LIMIT ?", (limit,))
+        return [dict(r) for r in rows]
 
     def load_plan(self, plan_id: str) -> dict[str, Any] | None:
         row = self._db.execute("SELECT * FROM plans WHERE plan_id = ?", (plan_id,)).fetchone()

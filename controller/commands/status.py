@@ -1,9 +1,119 @@
-"""`metctl status` (placeholder until its issue lands)."""
+"""`metctl status` — what the executor's journal says: the current (or latest) plan, its phase
+and commit point, each action's state with attempts and errors, and the last errors.
+
+The journal is opened read-only, so this is safe while the daemon runs. `--journal FILE` names
+it; otherwise it is the config's `executor.journal_path` (`--config FILE`, or the built-in default).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
 import click
 
+from actuator.journal import Journal, JournalError
+from controller.config import load_config
+from controller.errors import BadInput
 
-@click.command(name="status", context_settings={"ignore_unknown_options": True})
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def command(args):
-    """Not built yet."""
-    raise click.ClickException("metctl status is not built yet")
+_STATE_STYLE = {"done": "green", "running": "yellow", "pending": "", "failed": "bold red",
+                "cancelled": "dim", "skipped": "dim", "rolled_back": "magenta"}
+
+
+def gather(journal: Journal, plan_id: str | None = None, *, errors: int = 10) -> dict[str, Any]:
+    """The status document (`--format json` prints it as is; its field names are stable)."""
+    pid = plan_id or journal.in_flight() or journal.latest()
+    doc: dict[str, Any] = {"journal": journal.path, "in_flight": journal.in_flight(),
+                           "plan": None, "actions": [], "errors": [],
+                           "recent_plans": journal.recent_plans(10)}
+    if pid is None:
+        return doc
+    row = journal.load_plan(pid)
+    if row is None:
+        raise BadInput(journal.path, "plan", f"a plan id in this journal (no plan {pid!r})")
+    plan = row["plan"]
+    doc["plan"] = {
+        "plan_id": pid, "cluster": row["cluster"], "state": row["state"], "phase": row["phase"],
+        "committed": bool(row["committed"]), "error": row["error"], "reason": plan.get("reason", ""),
+        "policy": plan.get("policy"), "summary": plan.get("summary", {}),
+        "created_at": row["created_at"], "updated_at": row["updated_at"],
+    }
+    steps = journal.load_steps(pid)
+    doc["actions"] = [{k: v for k, v in s.items() if v is not None and v != ""} for s in steps]
+    doc["errors"] = journal.events(pid, level="error", limit=errors)
+    return doc
+
+
+def _table(doc: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    import sys
+
+    console = Console(width=None if sys.stdout.isatty() else 160)
+    plan = doc["plan"]
+    if plan is None:
+        console.print(f"journal {doc['journal']}: no plan yet")
+        return
+    committed = "committed" if plan["committed"] else "not committed"
+    console.print(f"[bold]plan {plan['plan_id']}[/bold] ({plan['policy']}, cluster {plan['cluster']}): "
+                  f"{plan['state']}, phase {plan['phase']}, {committed}")
+    if plan["reason"]:
+        console.print(f"  why: {plan['reason']}")
+    if plan["error"]:
+        console.print(f"  [red]stopped: {plan['error']}[/red]")
+    table = Table(show_lines=False)
+    for col in ("#", "op", "what", "state", "sub-state", "tries", "note / error"):
+        table.add_column(col)
+    for s in doc["actions"]:
+        what = {
+            "launch": f"{s.get('node')} ({s.get('profile')})" + (f" = {s['server_id']}" if s.get("server_id") else ""),
+            "reconfigure": f"{s.get('node')}: {s.get('from_profile', '?')} -> {s.get('profile')}",
+            "move": f"{s.get('partition')}: {s.get('source', '?')} -> {s.get('target')}",
+            "compact": f"{s.get('partition')}",
+        }.get(s["op"], f"{s.get('node')}" + (f" ({s['instance_id']})" if s.get("instance_id") else ""))
+        idx = str(s["idx"]) if s.get("parent") is None else f"  {s['idx']}<{s['parent']}"
+        op = s["op"] if s.get("parent") is None else f"{s['op']} ({s.get('cause', '')})"
+        style = _STATE_STYLE.get(s["state"], "")
+        state = f"[{style}]{s['state']}[/{style}]" if style else s["state"]
+        table.add_row(idx, op, what, state, s.get("sub_state") or "", str(s.get("attempts", 0)),
+                      s.get("error") or s.get("note") or "")
+    console.print(table)
+    if doc["errors"]:
+        console.print("[bold]last errors[/bold]")
+        for e in doc["errors"]:
+            where = f"step {e['idx']}: " if e.get("idx") is not None else ""
+            console.print(f"  t={e['at']:.0f} {where}{e['message']}")
+
+
+@click.command(name="status")
+@click.option("--journal", "journal_file", metavar="FILE", default=None,
+              help="The executor's journal (SQLite). Default: the config's executor.journal_path.")
+@click.option("--config", "config_file", metavar="FILE", default=None,
+              help="metctl config (YAML) naming the journal. Default: built-in.")
+@click.option("--plan", "plan_id", metavar="ID", default=None,
+              help="Show this plan instead of the one in flight (or the latest).")
+@click.option("--errors", "n_errors", type=click.IntRange(0, 1000), default=10, show_default=True,
+              help="How many of the last errors to show.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def command(journal_file: str | None, config_file: str | None, plan_id: str | None, n_errors: int,
+            fmt: str) -> None:
+    """Show the plan in flight (or the latest), each action's state and the last errors."""
+    if journal_file is not None and config_file is not None:
+        raise BadInput("--journal/--config", "", "one of --journal FILE or --config FILE, not both")
+    path = journal_file
+    field = ""
+    if path is None:
+        path = load_config(config_file).executor.journal_path
+        field = "executor.journal_path" if config_file else ""
+    try:
+        journal = Journal(path, readonly=True)
+    except JournalError as err:
+        raise BadInput(config_file or path, field, f"an existing metctl journal ({err})") from None
+    try:
+        doc = gather(journal, plan_id, errors=n_errors)
+    finally:
+        journal.close()
+    if fmt == "json":
+        click.echo(json.dumps(doc, indent=2, sort_keys=True))
+    else:
+        _table(doc)

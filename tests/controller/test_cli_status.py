@@ -1,0 +1,85 @@
+"""`metctl status` on journals written by the real executor: the plan in flight or the latest,
+each action's state, the last errors; JSON and table; bad input is one line and exit 2."""
+from __future__ import annotations
+
+import json
+
+from actuator.executor import Executor
+from actuator.fake import FakeCluster
+from actuator.journal import Journal
+from actuator.settings import ExecutorSettings
+from controller.cli import main
+from tests.actuator.plans import run_to_end, scenario
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def write_journal(path, *, fail_move: bool, finish: bool = True) -> Executor:
+    world = FakeCluster()
+    plan = scenario(world)
+    if fail_move:
+        world.inject(move_failures={"p6": 99})
+    ex = Executor(world.infra, world.datastore, ExecutorSettings(datastore_attempts=2, datastore_backoff_s=1),
+                  world.clock, world.cluster, Journal(path))
+    ex.submit(plan, "plan-7")
+    if finish:
+        run_to_end(ex, world)
+    else:
+        for _ in range(20):
+            ex.tick()
+            world.advance(1)
+    ex.journal.close()
+    return ex
+
+
+def test_status_json_shows_the_stopped_plan_its_actions_and_errors(tmp_path, capsys):
+    path = tmp_path / "j.sqlite"
+    write_journal(path, fail_move=True)
+    code, out, err = run(capsys, "status", "--journal", str(path), "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["plan"]["plan_id"] == "plan-7" and doc["plan"]["state"] == "failed"
+    assert "p6" in doc["plan"]["error"] and doc["plan"]["committed"] is False
+    move = next(a for a in doc["actions"] if a.get("partition") == "p6" and "parent" not in a)
+    assert move["state"] == "failed" and move["attempts"] == 2
+    assert any("p6" in e["message"] for e in doc["errors"])
+    assert doc["in_flight"] is None and doc["recent_plans"][0]["plan_id"] == "plan-7"
+
+
+def test_status_shows_a_plan_in_flight_as_a_table(tmp_path, capsys):
+    path = tmp_path / "j.sqlite"
+    write_journal(path, fail_move=False, finish=False)
+    code, out, err = run(capsys, "status", "--journal", str(path))
+    assert code == 0, err
+    assert "plan plan-7" in out and "running" in out and "launch" in out and "new-1" in out
+
+
+def test_status_reads_the_journal_named_by_the_config(tmp_path, capsys):
+    path = tmp_path / "state" / "journal.sqlite"
+    write_journal(path, fail_move=False)
+    cfg = tmp_path / "metctl.yaml"
+    cfg.write_text(f"executor:\n  journal_path: {path}\n")
+    code, out, err = run(capsys, "status", "--config", str(cfg), "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["plan"]["state"] == "done"
+
+
+def test_missing_or_foreign_journal_is_bad_input(tmp_path, capsys):
+    code, out, err = run(capsys, "status", "--journal", str(tmp_path / "nope.sqlite"))
+    assert code == 2 and len(err.splitlines()) == 1 and "no such journal file" in err
+    junk = tmp_path / "junk.sqlite"
+    junk.write_text("not a database at all, just text" * 10)
+    code, out, err = run(capsys, "status", "--journal", str(junk))
+    assert code == 2 and len(err.splitlines()) == 1 and "not a metctl journal" in err
+    assert not (tmp_path / "nope.sqlite").exists()
+
+
+def test_unknown_plan_id_is_bad_input(tmp_path, capsys):
+    path = tmp_path / "j.sqlite"
+    write_journal(path, fail_move=False)
+    code, out, err = run(capsys, "status", "--journal", str(path), "--plan", "nope")
+    assert code == 2 and "no plan 'nope'" in err
