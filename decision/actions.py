@@ -16,11 +16,41 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from decision.model import (
-    GROUPS, Action, ClusterSnapshot, NodeAssignment, Summary,
-)
+from decision.arrays import SnapshotArrays, load_ratio
+from decision.model import GROUPS, Action, ClusterSnapshot, NodeAssignment, Summary
 from decision.placement import Placement
 from decision.policy import PolicyConfig
+
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+# Plans of a million moves spend most of their time constructing actions; these two build the
+# same frozen Action as Action(op="move", ...) without the dataclass's field-by-field __init__
+# (3-4x faster). The result is an ordinary, equal, hashable, immutable Action (tests check it).
+def _move(partition: str, source: str, target: str, cause: str, reason: str) -> Action:
+    action = _new(Action)
+    _set(action, "__dict__", {
+        "op": "move", "reason": reason, "node": None, "profile": None, "from_profile": None,
+        "partition": partition, "source": source, "target": target, "cause": cause})
+    return action
+
+
+def _compact(node: str, partition: str, reason: str) -> Action:
+    action = _new(Action)
+    _set(action, "__dict__", {
+        "op": "compact", "reason": reason, "node": node, "profile": None, "from_profile": None,
+        "partition": partition, "source": None, "target": None, "cause": "locality"})
+    return action
+
+
+CAUSE_WORDS = {
+    "scale_out": "moves onto a new node (scale out)",
+    "scale_in": "moves off a node being removed (scale in)",
+    "off_inactive": "moves off a node that is not active",
+    "rebalance": "moves to its group's node chosen by LPT (rebalance)",
+}
 
 
 @dataclass(frozen=True)
@@ -30,7 +60,7 @@ class Built:
     summary: Summary
 
 
-def build_plan(snapshot: ClusterSnapshot, arrays, placement: Placement,
+def build_plan(snapshot: ClusterSnapshot, arrays: SnapshotArrays, placement: Placement,
                node_for_slot: np.ndarray, policy: PolicyConfig, *, first: bool) -> Built:
     active = arrays.active
     slots = len(placement.slot_group)
@@ -55,16 +85,12 @@ def build_plan(snapshot: ClusterSnapshot, arrays, placement: Placement,
     removed_ids = {active[i].id for i in removed}
 
     # Moves wanted: every partition whose slot's node is not where it is now.
-    slot_node_arr = np.array(slot_node, dtype=object)
-    target_ids = slot_node_arr[placement.slot_of] if n_parts else np.zeros(0, dtype=object)
-    target_index = node_for_slot[placement.slot_of] if n_parts else np.zeros(0, np.int64)
-    wanted = np.flatnonzero(target_index != arrays.node_of) if n_parts else np.zeros(0, np.int64)
-    # New nodes have index -1 and so do partitions on no active node: compare ids there.
-    both_off = wanted[(target_index[wanted] < 0) & (arrays.node_of[wanted] < 0)]
-    if both_off.size:
-        current_ids = np.array(arrays.current, dtype=object)
-        keep_same = both_off[target_ids[both_off] == current_ids[both_off]]
-        wanted = np.setdiff1d(wanted, keep_same)
+    slot_of = placement.slot_of
+    target_ids = [slot_node[t] for t in slot_of.tolist()]
+    target_index = node_for_slot[slot_of]
+    # A partition moves unless its slot went to the node holding it. Partitions on no active
+    # node (index -1) always move: new nodes (also -1) are never where a partition is.
+    wanted = np.flatnonzero((target_index != arrays.node_of) | (arrays.node_of < 0))
     limit = policy.move_limit(n_parts)
     # Most valuable first: most requests brought into place, then partition order.
     wanted = wanted[np.lexsort((wanted, -arrays.load[wanted]))]
@@ -74,7 +100,7 @@ def build_plan(snapshot: ClusterSnapshot, arrays, placement: Placement,
 
     # Where each partition is after the plan: final slot index (extra slots for nodes that
     # keep partitions they were meant to hand over: a removed node, or an inactive node).
-    final_slot = placement.slot_of.copy() if n_parts else np.zeros(0, np.int64)
+    final_slot = slot_of.copy()
     extra_ids: list[str] = []
     extra_profile: list[str] = []
     if dropped.size:
@@ -108,48 +134,46 @@ def build_plan(snapshot: ClusterSnapshot, arrays, placement: Placement,
                 + f": {node.profile} -> {placement.slot_group[t]}"))
     reconfigures.sort(key=lambda a: a.node)
 
-    moves = []
-    codes = placement.codes
-    for p in wanted.tolist():
-        src, dst = arrays.current[p], str(target_ids[p])
-        if target_index[p] < 0:
-            cause = "scale_out"
-        elif src in removed_ids:
-            cause = "scale_in"
-        elif arrays.node_of[p] < 0:
-            cause = "off_inactive"
-        else:
-            cause = "rebalance"
-        moves.append(Action(
-            op="move", partition=arrays.ids[p], source=src, target=dst, cause=cause,
-            reason=f"{GROUPS[codes[p]]} partition, {arrays.load[p]:.1f} req/s: {cause}"))
+    # Moves, most valuable first, each with its cause (computed for all moves at once).
+    removed_mask = np.zeros(len(active) + 1, dtype=bool)  # index -1 (not active) -> last
+    removed_mask[removed] = True
+    src_index = arrays.node_of[wanted]
+    # A partition on a node that is not active moves for that reason first.
+    cause_code = np.where(src_index < 0, 2,
+                          np.where(target_index[wanted] < 0, 0,
+                                   np.where(removed_mask[src_index], 1, 3)))
+    cause_names = ("scale_out", "scale_in", "off_inactive", "rebalance")
+    # One shared reason string per (group, cause): a million formatted strings cost seconds.
+    why = [[f"{g} partition {CAUSE_WORDS[c]}" for c in cause_names] for g in GROUPS]
+    codes = placement.codes[wanted].tolist()
+    ids, current = arrays.ids, arrays.current
+    moves = [
+        _move(ids[p], current[p], target_ids[p], cause_names[c], why[g][c])
+        for p, c, g in zip(wanted.tolist(), cause_code.tolist(), codes)]
 
-    # Locality after the plan: moved partitions start at 0 on their new node.
+    # Locality after the plan (MET §5): moved partitions start at 0 on their new node; a node
+    # under its profile's mark gets its partitions under the mark compacted.
     loc_after = arrays.locality.copy()
-    if wanted.size:
-        loc_after[wanted] = 0.0
+    loc_after[wanted] = 0.0
     n_final = len(all_ids)
-    size = arrays.size_mb
-    w = np.where(size > 0, size, 1.0) if n_parts else size
-    node_w = np.bincount(final_slot, weights=w, minlength=n_final)
-    node_loc = np.bincount(final_slot, weights=w * loc_after, minlength=n_final)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        node_locality = np.where(node_w > 0, node_loc / np.where(node_w > 0, node_w, 1), 1.0)
-    active_ids = {n.id for n in active}
-    compacts = []
+    weight = np.where(arrays.size_mb > 0, arrays.size_mb, 1.0)
+    node_w = np.bincount(final_slot, weights=weight, minlength=n_final)
+    node_loc = np.bincount(final_slot, weights=weight * loc_after, minlength=n_final)
+    node_locality = np.divide(node_loc, node_w, out=np.ones(n_final), where=node_w > 0)
     threshold = np.array([policy.compact_locality_write if pr == "write"
                           else policy.compact_locality_other for pr in all_profile])
-    low_nodes = np.flatnonzero(node_locality < threshold) if n_final else np.zeros(0, np.int64)
-    for s in low_nodes.tolist():
-        nid = all_ids[s]
-        if nid in removed_ids or not (nid in active_ids or s < slots):
-            continue  # going away or not ours to plan on
-        members = np.flatnonzero((final_slot == s) & (loc_after < threshold[s]))
-        for p in members.tolist():
-            compacts.append(Action(
-                op="compact", node=nid, partition=arrays.ids[p], cause="locality",
-                reason=f"node locality {node_locality[s]:.2f} < {threshold[s]:.2f} "
-                       f"({all_profile[s]}); partition locality {loc_after[p]:.2f}"))
+    # Only nodes that stay and are ours to plan on: target slots, not kept-back extras.
+    eligible = np.zeros(n_final, dtype=bool)
+    eligible[:slots] = True
+    low = eligible & (node_locality < threshold)
+    to_compact = np.flatnonzero(low[final_slot] & (loc_after < threshold[final_slot]))
+    to_compact = to_compact[np.argsort(final_slot[to_compact], kind="stable")]
+    node_why = [f"locality on {all_profile[sl]} node {all_ids[sl]} after the plan "
+                f"{node_locality[sl]:.2f} < {threshold[sl]:.2f}; this partition is under it"
+                for sl in range(n_final)]
+    compacts = [
+        _compact(all_ids[sl], ids[p], node_why[sl])
+        for p, sl in zip(to_compact.tolist(), final_slot[to_compact].tolist())]
 
     drains, terminates = [], []
     for i in removed:
@@ -162,16 +186,14 @@ def build_plan(snapshot: ClusterSnapshot, arrays, placement: Placement,
                                  reason="scale in: drained, all partitions moved off"))
 
     # The assignment after the plan.
-    loads = np.bincount(final_slot, weights=arrays.load, minlength=n_final) if n_parts \
-        else np.zeros(n_final)
+    loads = np.bincount(final_slot, weights=arrays.load, minlength=n_final)
     order = np.argsort(final_slot, kind="stable")
     bounds = np.searchsorted(final_slot[order], np.arange(n_final + 1))
     ids_sorted = [arrays.ids[p] for p in order.tolist()]
     assignment = tuple(
         NodeAssignment(all_ids[s], all_profile[s], tuple(ids_sorted[bounds[s]:bounds[s + 1]]), float(loads[s]))
         for s in range(n_final))
-    mean = loads.mean() if n_final else 0.0
-    ratio = float(loads.max() / mean) if n_final and mean > 0 else 1.0
+    ratio = load_ratio(loads)
     actions = tuple(launches + reconfigures + moves + compacts + drains + terminates)
     summary = Summary(moves=len(moves), reconfigurations=len(reconfigures),
                       launches=len(launches), terminations=len(terminates),

@@ -34,17 +34,17 @@ def load_ratio(loads: np.ndarray) -> float:
 
 def current_assignment(snapshot: ClusterSnapshot,
                        arrays: SnapshotArrays | None = None) -> tuple[NodeAssignment, ...]:
-    """The placement as it is: each active node with its partitions and load."""
+    """The placement as it is: each active node with its partitions and load, then any other
+    node (booting, draining, or not listed) that still holds partitions."""
     arrays = arrays or SnapshotArrays(snapshot)
-    n = len(arrays.active)
-    on = arrays.node_of >= 0
-    loads = np.bincount(arrays.node_of[on], weights=arrays.load[on], minlength=n)
-    members: list[list[str]] = [[] for _ in range(n)]
-    for pid, i in zip(arrays.ids, arrays.node_of.tolist()):
-        if i >= 0:
-            members[i].append(pid)
-    return tuple(NodeAssignment(node.id, node.profile, tuple(members[i]), float(loads[i]))
-                 for i, node in enumerate(arrays.active))
+    members: dict[str, list[str]] = {n.id: [] for n in arrays.active}
+    loads: dict[str, float] = {n.id: 0.0 for n in arrays.active}
+    for pid, nid, load in zip(arrays.ids, arrays.current, arrays.load.tolist()):
+        members.setdefault(nid, []).append(pid)
+        loads[nid] = loads.get(nid, 0.0) + load
+    profile = {n.id: n.profile for n in snapshot.nodes}
+    return tuple(NodeAssignment(nid, profile.get(nid, "default"), tuple(parts), loads[nid])
+                 for nid, parts in members.items())
 
 
 __all__ = ["SnapshotArrays", "load_ratio", "current_assignment"]

@@ -1,0 +1,272 @@
+"""decide(): whole plans — MET §3.1, holds, ordering, consistency, max_moves, the policies."""
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from decision import CAUSES, OPS, DecisionMemory, PolicyConfig, decide
+from decision.model import ClusterSnapshot
+from decision.reconcile import match_greedy, retained
+from tests.fixtures.snapshots import (
+    later, make_snapshot, node, partition, snapshots, ycsb_mix_snapshot,
+)
+
+P = PolicyConfig()
+DONE = DecisionMemory(first_decision_done=True)
+
+
+def apply(snapshot: ClusterSnapshot, plan) -> dict[str, str]:
+    """Carry out the plan's moves on the snapshot's placement: partition -> node."""
+    where = {p.id: p.node for p in snapshot.partitions}
+    for a in plan.actions:
+        if a.op == "move":
+            assert where[a.partition] == a.source
+            where[a.partition] = a.target
+    return where
+
+
+def check_plan(snapshot, plan):
+    """What every plan must satisfy, whatever the policy and inputs."""
+    ops = [a.op for a in plan.actions]
+    assert ops == sorted(ops, key=OPS.index), "actions out of order"
+    assert all(a.reason and a.cause in CAUSES for a in plan.actions)
+    where = apply(snapshot, plan)
+    # The assignment is the placement after the plan: every partition exactly once.
+    placed = [p for a in plan.assignment for p in a.partitions]
+    assert sorted(placed) == sorted(where) and len(set(placed)) == len(placed)
+    for a in plan.assignment:
+        assert all(where[p] == a.node for p in a.partitions)
+    launched = [a.node for a in plan.actions if a.op == "launch"]
+    assert launched == [f"new-{k + 1}" for k in range(len(launched))]
+    terminated = [a.node for a in plan.actions if a.op == "terminate"]
+    drained = [a.node for a in plan.actions if a.op == "drain"]
+    assert drained == terminated
+    states = {n.id: n.state for n in snapshot.nodes}
+    for nid in terminated:
+        assert states.get(nid) == "active", "only active nodes are terminated"
+        if plan.policy == "met":
+            assert nid not in where.values(), "terminated while it still holds partitions"
+    for a in plan.actions:
+        if a.op == "move":
+            assert a.target in launched or states.get(a.target) == "active"
+    s = plan.summary
+    assert (s.moves, s.launches, s.terminations) == (ops.count("move"), len(launched),
+                                                      len(terminated))
+    assert s.reconfigurations == ops.count("reconfigure") and s.compactions == ops.count("compact")
+    assert s.max_load_ratio >= 1.0 - 1e-9
+    plan.to_dict()  # JSON form builds
+
+
+def test_met_section_3_1_workload_on_five_nodes():
+    snap = ycsb_mix_snapshot(cpu=0.3)
+    snap = replace(snap, nodes=(node("rs1", cpu=0.8),) + snap.nodes[1:])  # one hot node
+    plan = decide(snap, P, DecisionMemory())
+    check_plan(snap, plan)
+    assert plan.sizing.delta == 0  # first decision: initial reconfiguration only
+    assert {g.group: g.nodes for g in plan.groups} == {
+        "read_write": 2, "read": 1, "write": 1, "scan": 1}
+    profiles = sorted(a.profile for a in plan.assignment)
+    assert profiles == ["read", "read_write", "read_write", "scan", "write"]
+    by_profile = {}
+    for a in plan.assignment:
+        by_profile.setdefault(a.profile, []).append(set(a.partitions))
+    assert by_profile["scan"] == [{"E0", "E1", "E2", "E3"}]
+    assert by_profile["read"] == [{"C0", "C1", "C2", "C3"}]
+    assert by_profile["write"] == [{"B0", "B1", "B2", "B3", "D0"}]
+    rw = {p.id: p.requests for p in snap.partitions if p.id[0] in "AF"}
+    hottest = sorted(rw, key=rw.get)[-2:]
+    sets = by_profile["read_write"]
+    assert [len(s) for s in sets] == [4, 4]
+    assert any(hottest[0] in s and hottest[1] not in s for s in sets)
+    assert all(a.cause == "initial_reconfiguration"
+               for a in plan.actions if a.op == "reconfigure")
+
+
+def test_unknown_metrics_hold_with_memory_unchanged():
+    memory = DecisionMemory(step=4, first_decision_done=True)
+    snap = make_snapshot([0.9, None, 0.9], [partition("p", "rs1", reads=5)])
+    plan = decide(snap, P, memory)
+    assert plan.is_empty and plan.memory == memory
+    assert "rs2" in plan.reason and plan.reason.startswith("hold")
+    assert [v.verdict for v in plan.health.nodes] == ["overloaded", "unknown", "overloaded"]
+    check_plan(snap, plan)
+
+
+def test_no_active_node_holds():
+    snap = make_snapshot([node("a", 0.9, state="booting")])
+    plan = decide(snap, P, DONE)
+    assert plan.is_empty and plan.memory == DONE
+
+
+def test_inactive_nodes_are_not_planned_onto():
+    nodes = [node("a", 0.9), node("b", 0.3), node("c", 0.3, state="draining"),
+             node("d", None, state="booting")]
+    parts = [partition(f"p{i}", "abc"[i % 3], reads=10 + i, writes=1) for i in range(12)]
+    snap = make_snapshot(nodes, parts)
+    plan = decide(snap, P, DONE)
+    check_plan(snap, plan)
+    assert plan.sizing.current == 2
+    assert not {a.node for a in plan.assignment} & {"c", "d"}
+    moved_off_c = [a for a in plan.actions if a.op == "move" and a.source == "c"]
+    assert len(moved_off_c) == 4 and all(a.cause == "off_inactive" for a in moved_off_c)
+    assert not any(a.op in ("drain", "terminate") for a in plan.actions)
+
+
+def test_scale_in_moves_off_then_drains_and_terminates():
+    snap = make_snapshot([0.05, 0.05, 0.05, 0.3],
+                         [partition(f"p{i}", f"rs{i % 4 + 1}", reads=1) for i in range(16)])
+    plan = decide(snap, P, DONE)
+    check_plan(snap, plan)
+    assert plan.sizing.delta == -1 and plan.summary.terminations == 1
+    gone = next(a.node for a in plan.actions if a.op == "terminate")
+    assert all(a.cause == "scale_in" for a in plan.actions if a.op == "move" and a.source == gone)
+
+
+def test_scale_out_moves_onto_placeholders():
+    snap = make_snapshot([0.9, 0.9], [partition(f"p{i}", f"rs{i % 2 + 1}", reads=1 + i)
+                                      for i in range(10)])
+    plan = decide(snap, P, DONE)
+    check_plan(snap, plan)
+    assert plan.summary.launches == 1
+    assert any(a.op == "move" and a.target == "new-1" and a.cause == "scale_out"
+               for a in plan.actions)
+    assert "new-1" in {a.node for a in plan.assignment}
+
+
+def test_moves_never_exceed_greedy_on_the_same_targets():
+    snap = ycsb_mix_snapshot(cpu=0.8)
+    plan = decide(snap, P, DONE)
+    check_plan(snap, plan)
+    # Recompute MET's greedy matching over the same targets and count its moves.
+    from decision.arrays import SnapshotArrays
+    from decision.placement import place
+    arrays = SnapshotArrays(snap)
+    placement = place(arrays.reads, arrays.writes, arrays.scans, plan.sizing.target, P)
+    codes = {p: i for i, p in enumerate(("read", "write", "read_write", "scan", "default"))}
+    import numpy as np
+    node_profile = np.array([codes[n.profile] for n in arrays.active])
+    slot_profile = np.array([codes[g] for g in placement.slot_group])
+    greedy = match_greedy(arrays.node_of, placement.slot_of, node_profile, slot_profile)
+    greedy_moves = len(snap.partitions) - retained(arrays.node_of, placement.slot_of, greedy)
+    assert plan.summary.moves <= greedy_moves
+
+
+@pytest.mark.parametrize("max_moves", [0, 3, 0.2])
+def test_max_moves_keeps_the_most_valuable(max_moves):
+    snap = ycsb_mix_snapshot(cpu=0.8)
+    unlimited = decide(snap, P, DONE)
+    policy = PolicyConfig(max_moves=max_moves)
+    plan = decide(snap, policy, DONE)
+    check_plan(snap, plan)
+    limit = policy.move_limit(len(snap.partitions))
+    moves = [a for a in plan.actions if a.op == "move"]
+    assert len(moves) == min(limit, unlimited.summary.moves)
+    assert plan.summary.moves_dropped == unlimited.summary.moves - len(moves)
+    load = {p.id: p.requests for p in snap.partitions}
+    kept = {a.partition for a in moves}
+    dropped = {a.partition for a in unlimited.actions if a.op == "move"} - kept
+    if kept and dropped:
+        assert min(load[p] for p in kept) >= max(load[p] for p in dropped)
+
+
+def test_max_moves_keeps_a_node_that_still_holds_partitions():
+    snap = make_snapshot([0.05, 0.05, 0.05, 0.3],
+                         [partition(f"p{i}", f"rs{i % 4 + 1}", reads=1) for i in range(16)])
+    plan = decide(snap, PolicyConfig(max_moves=0), DONE)
+    check_plan(snap, plan)
+    assert plan.summary.terminations == 0 and plan.summary.moves == 0
+
+
+def test_compaction_after_moves_on_low_locality_nodes():
+    snap = make_snapshot([0.9, 0.9], [partition(f"p{i}", f"rs{i % 2 + 1}", reads=1 + i,
+                                                locality=0.5 if i == 0 else 1.0)
+                                      for i in range(10)])
+    plan = decide(snap, P, DONE)
+    compacted = {(a.node, a.partition) for a in plan.actions if a.op == "compact"}
+    where = apply(snap, plan)
+    moved = {a.partition for a in plan.actions if a.op == "move"}
+    for nid, pid in compacted:
+        assert where[pid] == nid and (pid in moved or pid == "p0")
+
+
+def test_write_nodes_tolerate_lower_locality():
+    # All writes: a node at 0.8 locality is fine for write (0.70) but not for others (0.90).
+    parts = [partition(f"w{i}", "rs1", writes=10, locality=0.8) for i in range(4)]
+    snap = make_snapshot([node("rs1", 0.05, profile="write"), node("rs2", 0.3, profile="write")],
+                         parts)
+    plan = decide(snap, P, DONE)
+    assert plan.summary.moves == 0 and plan.summary.reconfigurations == 0
+    assert not any(a.op == "compact" for a in plan.actions)
+    strict = decide(snap, PolicyConfig(compact_locality_write=0.9), DONE)
+    assert any(a.op == "compact" for a in strict.actions)
+
+
+def test_static_never_acts():
+    snap = ycsb_mix_snapshot(cpu=0.95)
+    plan = decide(snap, PolicyConfig(name="static"), DONE)
+    assert plan.is_empty and plan.policy == "static" and plan.memory == DONE
+    check_plan(snap, plan)
+
+
+@settings(max_examples=60, deadline=None)
+@given(snapshots(states=("active", "active", "draining", "booting"), max_nodes=6,
+                 max_partitions=40),
+       st.booleans(), st.integers(1, 8), st.sampled_from([None, 0, 2, 0.5]),
+       st.sampled_from(["met", "tiramola", "static"]))
+def test_any_plan_is_consistent(snap, first_done, step, max_moves, name):
+    policy = PolicyConfig(name=name, max_moves=max_moves, max_nodes=12)
+    memory = DecisionMemory(step=step, first_decision_done=first_done)
+    plan = decide(snap, policy, memory)
+    check_plan(snap, plan)
+    assert plan.sizing.target <= policy.max_nodes or plan.sizing.delta <= 0
+    assert decide(snap, policy, memory) == plan  # pure: same inputs, same plan
+    if name == "met" and max_moves is None and not plan.is_empty:
+        assert len(plan.assignment) == plan.sizing.target
+
+
+# --- tiramola ------------------------------------------------------------------------------
+
+T = PolicyConfig(name="tiramola")
+
+
+def test_tiramola_adds_one_default_node_and_moves_nothing():
+    snap = make_snapshot([0.45, 0.2, 0.2], [partition("p", "rs1", reads=1)])
+    plan = decide(snap, T, DecisionMemory())
+    check_plan(snap, plan)
+    assert [(a.op, a.node, a.profile) for a in plan.actions] == [("launch", "new-1", "default")]
+    assert plan.memory.history == ()  # the window restarts after a change
+
+
+def test_tiramola_running_average_spans_the_window():
+    hot, cool = make_snapshot([0.6, 0.2]), make_snapshot([0.2, 0.2])
+    memory = decide(cool, T, DecisionMemory()).memory
+    # 300 s window: the earlier 0.2 still counts at +120 s -> mean 0.4, not over: no action.
+    plan = decide(later(hot, 120), T, memory)
+    assert plan.is_empty and len(plan.memory.history) == 4
+    # At +400 s the first sample has left the window -> mean 0.6 > 0.4: add.
+    plan = decide(later(hot, 400), T, plan.memory)
+    assert [a.op for a in plan.actions] == ["launch"]
+
+
+def test_tiramola_removes_only_when_every_node_is_cool():
+    assert decide(make_snapshot([0.1, 0.2]), T, DecisionMemory()).is_empty
+    plan = decide(make_snapshot([0.1, 0.05, 0.12]), T, DecisionMemory())
+    assert [(a.op, a.node) for a in plan.actions] == [("drain", "rs2"), ("terminate", "rs2")]
+    assert not any(a.op == "move" for a in plan.actions)
+
+
+def test_tiramola_bounds_and_holds():
+    assert decide(make_snapshot([0.05]), T, DecisionMemory()).is_empty  # min_nodes 1
+    assert decide(make_snapshot([0.9, 0.9]), replace_policy(T, max_nodes=2),
+                  DecisionMemory()).is_empty
+    busy = make_snapshot([node("a", 0.9), node("b", 0.9, state="booting")])
+    plan = decide(busy, T, DecisionMemory())
+    assert plan.is_empty and "in progress" in plan.reason
+    memory = DecisionMemory(history=(("1.0|a", 0.5),))
+    plan = decide(make_snapshot([0.9, None]), T, memory)
+    assert plan.is_empty and plan.memory == memory
+
+
+def replace_policy(policy, **changes):
+    return PolicyConfig(**{**policy.model_dump(), **changes})
