@@ -1,10 +1,115 @@
-"""Settings of the simulated cluster."""
+"""Settings of the simulated cluster: the capacity model's constants and the cost of each
+elasticity action, every one with its unit and where its value comes from.
+
+Sources cited in the descriptions:
+  MET      Cruz et al., "MET: workload aware elasticity for NoSQL", EuroSys 2013 (papers/001).
+  tiramola Konstantinou et al., CIKM 2011 (papers/002).
+  incr.    "Incremental elasticity for NoSQL data stores" (papers/000).
+  Dory     Dory et al., "Measuring elasticity for cloud databases" (papers/003).
+  REAL     /work/shared/REAL-COMPONENTS.md (HBase 2.6.4 measured on this project's machines).
+  HBase    the HBase reference guide's stock defaults.
+  YCSB     YCSB 0.17 CoreWorkload defaults and the shipped workloads/workload[a-f] files.
+Values marked "assumption" have no published figure behind them; values marked "calibrated"
+were set once so the static experiment of MET §3.4 comes out as the paper reports, before any
+elasticity run, and were never changed to favour a policy.
+"""
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 
-class SimulatorSettings(BaseModel):
-    """(placeholder: fields arrive with the issue that owns this section)"""
-
+class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ProfileSettings(_Frozen):
+    """One node configuration profile as the capacity model sees it."""
+
+    block_cache_share: float = Field(..., gt=0, lt=1, description="Fraction of the heap given to the block cache (hfile.block.cache.size).")
+    memstore_share: float = Field(..., gt=0, lt=1, description="Fraction of the heap given to memstores (hbase.regionserver.global.memstore.size).")
+    block_kb: float = Field(..., gt=0, description="HFile block size in KiB (column family BLOCKSIZE).")
+
+
+def _default_profiles() -> dict[str, ProfileSettings]:
+    # MET Table 1 for read/write/read_write/scan; HBase stock defaults for `default`
+    # (hfile.block.cache.size 0.4, global memstore 0.4, BLOCKSIZE 64 KiB).
+    return {
+        "read": ProfileSettings(block_cache_share=0.55, memstore_share=0.10, block_kb=32),
+        "write": ProfileSettings(block_cache_share=0.10, memstore_share=0.55, block_kb=64),
+        "read_write": ProfileSettings(block_cache_share=0.45, memstore_share=0.20, block_kb=32),
+        "scan": ProfileSettings(block_cache_share=0.55, memstore_share=0.10, block_kb=128),
+        "default": ProfileSettings(block_cache_share=0.40, memstore_share=0.40, block_kb=64),
+    }
+
+
+class HardwareSettings(_Frozen):
+    """One simulated server (a RegionServer co-located with a DataNode)."""
+
+    cores: int = Field(2, ge=1, description="CPU cores per node. MET §3.2: Intel i3 (2 cores).")
+    ram_mb: float = Field(4096, gt=0, description="Memory per node in MiB. MET §3.2: 4 GB.")
+    heap_mb: float = Field(3072, gt=0, description="RegionServer heap in MiB. MET §3.2 / §6.3: 3 GB heap.")
+    os_mb: float = Field(400, ge=0, description="Memory used outside the JVM heap (OS, DataNode, JVM overhead), MiB. Assumption.")
+    heap_base_share: float = Field(0.20, ge=0, lt=1, description="Heap used by a RegionServer apart from cache and memstore (indexes, RPC buffers). Assumption.")
+    disk_random_read_ms: float = Field(10.0, gt=0, description="One random block read (seek + rotation) on a 7200 RPM SATA disk, ms (~100 IOPS). MET §3.2 hardware; incr. measured 250 IOPS on a 15.5k RPM SAS disk, 7200 RPM is slower.")
+    disk_seq_mb_s: float = Field(100.0, gt=0, description="Sequential disk bandwidth, MiB/s. incr.: 120 MB/s on its SAS disk; 7200 RPM SATA slightly less.")
+    network_mb_s: float = Field(117.0, gt=0, description="Network link per node, MiB/s. MET §3.2: switched Gigabit Ethernet.")
+    network_rtt_ms: float = Field(0.2, ge=0, description="Round trip between client and server on the LAN, ms. Gigabit LAN, assumption.")
+    replication: int = Field(2, ge=1, description="HDFS replication factor. MET §3.2 and §6.4: 2.")
+
+
+class CostSettings(_Frozen):
+    """What one operation costs a node, by operation and profile."""
+
+    get_cpu_ms: float = Field(0.20, gt=0, description="CPU ms of one cached get on a 64 KiB-block node. tiramola §3: 8 HBase nodes x 4 vCPU served 80 kreq/s of uniform reads at 50 % CPU -> 16 core-s / 80k = 0.2 ms.")
+    rpc_cpu_ms: float = Field(0.10, gt=0, description="Part of get_cpu_ms that is the RPC itself (decode, handler, response), the same for every operation that reads. Assumption: half.")
+    block_cpu_ms: float = Field(0.05, ge=0, description="CPU ms per block touched (block-cache lookup, checksum, index seek). Assumption: a quarter of a get; the rest of a get, get_cpu_ms - rpc - block, is the linear seek inside a 64 KiB block, which scales with the block size (MET §2: smaller blocks favour random reads).")
+    put_cpu_ms: float = Field(0.48, gt=0, description="CPU ms of one put (update or insert). tiramola §3: uniform updates at 30 kreq/s used 45 % of 8 x 4 vCPU -> 0.48 ms.")
+    scan_row_cpu_ms: float = Field(0.024, gt=0, description="CPU ms per row returned by a scan. Calibrated: a dedicated scan node (MET Table 1, 128 KiB blocks, 2 cores) is CPU-bound at MET §3.4's ~1,350 scans/s with YCSB's mean scan length.")
+    record_kb: float = Field(1.0, gt=0, description="Record size, KiB. YCSB default: 10 fields x 100 bytes.")
+    storage_overhead: float = Field(1.4, ge=1, description="Bytes stored per byte of record (keys, timestamps, HFile index). MET §3.1: ~5.1 M records of 1 KB occupy ~7 GB.")
+    mean_scan_rows: float = Field(50.5, gt=0, description="Mean rows per scan. YCSB workload E: maxscanlength=100, uniform.")
+    compaction_ratio: float = Field(3.0, gt=1, description="Store files merged per compaction round (hbase.hstore.compactionThreshold). HBase default 3.")
+    max_flush_mb: float = Field(128.0, gt=0, description="Memstore flush size per region, MiB (hbase.hregion.memstore.flush.size). HBase default 128 MiB.")
+    remote_read_extra_ms: float = Field(0.5, ge=0, description="Extra latency of reading a block from a remote DataNode (one more network hop), ms. Assumption (Gigabit LAN).")
+    client_ops_per_s: float = Field(11000.0, gt=0, description="Operations per second one YCSB client machine can issue when saturated. MET §6.4: 22,000 ops/s is the maximum with all clients (two machines, MET §3.2) saturated.")
+
+
+class ActionSettings(_Frozen):
+    """How long elasticity actions take and what they cost."""
+
+    vm_boot_s: float = Field(300.0, ge=0, description="Seconds from launch until the VM runs. Chosen so boot + RegionServer join + the first decision window (180 s, MET §6.1) + cache warm-up is the ~10 min tiramola §3 reports for a new node to be fully operational and monitored.")
+    rs_join_s: float = Field(13.0, ge=0, description="Seconds from VM running until the RegionServer is counted by the master. REAL: ~13 s.")
+    terminate_s: float = Field(30.0, ge=0, description="Seconds for the cloud to terminate a VM. Assumption.")
+    move_s: float = Field(1.1, ge=0, description="Seconds a region is unavailable while it moves. REAL: ~1.1 s per move.")
+    restart_stop_s: float = Field(3.0, ge=0, description="Seconds for a graceful RegionServer stop. REAL: ~3 s.")
+    restart_start_s: float = Field(3.0, ge=0, description="Seconds from start until a restarted RegionServer serves. REAL: ~3 s.")
+    decommission_s: float = Field(3.0, ge=0, description="Seconds for a graceful stop of a decommissioned server. REAL: ~3 s.")
+    failover_s: float = Field(73.0, ge=0, description="Seconds before the regions of a server that died are reopened elsewhere (ZooKeeper session timeout). REAL: ~73 s.")
+    compaction_mb_s: float = Field(17.0, gt=0, description="Major compaction speed, MiB/s. MET §6.2: roughly 1 minute per GB.")
+    compaction_cpu_ms_per_mb: float = Field(10.0, ge=0, description="CPU ms per MiB compacted. Assumption.")
+    sender_mb_s: float = Field(26.0, gt=0, description="Streaming rate one sender reaches, MiB/s. incr.: 210 Mbit/s with one sender at a time.")
+    receiver_mb_s: float = Field(61.0, gt=0, description="Streaming rate a joining node receives from parallel senders, MiB/s. incr.: 490 Mbit/s unthrottled.")
+    transfer_cpu_ms_per_mb: float = Field(30.0, ge=0, description="CPU ms per MiB streamed, at each end. Derived from incr.: 7 parallel senders at 490 Mbit/s cost the cluster ~13 % of its throughput (0.13 x 2 cores / 8.75 MB/s ~ 30 ms/MB); the receiver is CPU-bound at 61 MB/s (2 cores / 61 ~ 33 ms/MB).")
+    balancer_period_s: float = Field(300.0, gt=0, description="Period of the store's own balancer when it is on (hbase.balancer.period). HBase default 5 min.")
+
+
+class SimulatorSettings(_Frozen):
+    """The simulated HBase-like cluster (`simulator:` section of the config)."""
+
+    scenario: str = Field("met-elasticity.yaml", description="Scenario file: a path, or a name in configs/scenarios/.")
+    data_transfer: Literal["none", "incremental", "parallel"] = Field(
+        "none", description="What a move does with the region's data. none: HBase (data stays in "
+        "HDFS; the new server reads remotely until a compaction restores locality). incremental: "
+        "the target copies the data first, from one source at a time, and serves each region as "
+        "soon as its copy arrives (incr. paper). parallel: copies to a target run together and the "
+        "target serves them only when all have arrived (Cassandra bootstrap).")
+    tick_s: float = Field(1.0, gt=0, description="Simulation resolution, seconds.")
+    run_speed: float = Field(60.0, ge=0, description="Simulated seconds per real second when `metctl run` drives the simulated cluster (the live view stays watchable); 0 = as fast as possible. `metctl simulate` always runs as fast as possible.")
+    cache_update_s: float = Field(5.0, gt=0, description="Seconds between recomputations of block-cache hit ratios (they change slowly).")
+    host_metric_window_s: float = Field(15.0, gt=0, description="Host metrics are averaged over this many seconds, like gmond's cpu metrics.")
+    hardware: HardwareSettings = HardwareSettings()
+    costs: CostSettings = CostSettings()
+    actions: ActionSettings = ActionSettings()
+    profiles: dict[str, ProfileSettings] = Field(default_factory=_default_profiles, description="Node profiles by name (MET Table 1 and HBase defaults).")

@@ -1,9 +1,169 @@
-"""`metctl run` (placeholder until its issue lands)."""
+"""`metctl run` — the daemon: the control loop on the configured cluster.
+
+With no arguments it runs the embedded demo (configs/demo.yaml): MET on a simulated HBase
+cluster replaying a shipped scenario, with a live view of nodes, profiles, load and decisions
+(log lines instead when there is no terminal, e.g. in CI), and writes the same report as
+`metctl simulate` at the end. `--once` runs until the first decision round and exits.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
 import click
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from controller.config import load_config
+from controller.errors import BadInput
+from controller.loop import HoldCause, LoopObserver
+from controller.report import write_report
+from simulator.adapters import SimClock
+
+DEMO_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "demo.yaml"
+log = logging.getLogger("metctl.run")
 
 
-@click.command(name="run", context_settings={"ignore_unknown_options": True})
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def command(args):
-    """Not built yet."""
-    raise click.ClickException("metctl run is not built yet")
+class PacedSimClock(SimClock):
+    """Simulated time that also lets real time pass (`speed` simulated seconds per real one),
+    so a person can watch the live view. speed 0: as fast as possible."""
+
+    def __init__(self, cluster, speed: float):
+        super().__init__(cluster)
+        self.speed = speed
+
+    def sleep(self, seconds: float) -> None:
+        if self.speed > 0 and seconds > 0:
+            step = max(1.0, self.speed / 4)  # advance in slices so the view moves smoothly
+            left = seconds
+            while left > 1e-9:
+                d = min(step, left)
+                t0 = time.perf_counter()
+                super().sleep(d)
+                spare = d / self.speed - (time.perf_counter() - t0)
+                if spare > 0:
+                    time.sleep(spare)
+                left -= d
+        else:
+            super().sleep(seconds)
+
+
+class LiveView(LoopObserver):
+    """What an operator watches: nodes with profile, load and partitions; the last decision."""
+
+    def __init__(self) -> None:
+        self.run: Any = None
+        self.last_decision = "-"
+        self.last_hold = "-"
+        self.last_action = "-"
+
+    def on_decision(self, now, plan, plan_id, snapshot) -> None:
+        self.last_decision = (f"{now / 60:5.1f} min  {plan.reason or plan.sizing.reason}  "
+                              f"({len(plan.actions)} actions{', plan ' + plan_id if plan_id else ''})")
+
+    def on_hold(self, now, cause: HoldCause, words: str) -> None:
+        self.last_hold = f"{now / 60:5.1f} min  {cause.value}: {words}"
+
+    def on_action(self, now, event, plan_id, status) -> None:
+        self.last_action = f"{now / 60:5.1f} min  plan {plan_id}: {event}"
+
+    def render(self) -> Group:
+        run = self.run
+        c = run.cluster
+        t = Table(title=f"{run.scenario.name} — simulated {c.t / 60:.1f} / {run.scenario.duration_s / 60:.0f} min "
+                        f"— policy {run.config.policy.name}", expand=False)
+        for col in ("node", "profile", "state", "cpu", "io_wait", "mem", "regions", "ops/s"):
+            t.add_column(col, justify="right" if col in ("cpu", "io_wait", "mem", "regions", "ops/s") else "left")
+        import numpy as np
+        ops_node = np.zeros(len(c.nodes))
+        if c.rec_ops:
+            x = c.last_x[c.reg_cls] * (c.reg_share * (1 - c.p_insert[c.reg_cls]) + c.reg_ins * c.p_insert[c.reg_cls])
+            served = c.reg_server >= 0
+            ops_node = np.bincount(c.reg_server[served], weights=x[served], minlength=len(c.nodes))
+        for n in c.nodes:
+            if n.vm_state == "terminated":
+                continue
+            m = c.host_metrics(n) or (float("nan"),) * 3
+            regions = int(np.sum(c.reg_server == n.index))
+            state = n.rs_state if n.vm_state == "running" else n.vm_state
+            style = "red" if m[0] >= run.config.policy.cpu_high or m[1] >= run.config.policy.io_wait_high else ""
+            t.add_row(n.host, n.profile, state, f"{m[0]:.0%}", f"{m[1]:.0%}", f"{m[2]:.0%}", str(regions),
+                      f"{ops_node[n.index]:,.0f}", style=style)
+        thr = float(c.last_x.sum())
+        lat = c.rec_latency_ms[-1] if c.rec_latency_ms else 0.0
+        busy = "carrying out a plan" if run.executor.busy else "watching"
+        lines = Text.assemble(
+            (f"throughput {thr:,.0f} ops/s · latency {lat:.1f} ms · {busy}\n", "bold"),
+            f"decision: {self.last_decision}\nhold:     {self.last_hold}\nplan:     {self.last_action}")
+        return Group(t, lines)
+
+
+def _status_line(run) -> str:
+    c = run.cluster
+    vms = c.rec_vms[-1] if c.rec_vms else 0
+    return (f"t={c.t / 60:.1f} min nodes={vms} throughput={float(c.last_x.sum()):.0f} ops/s "
+            f"plan={'running' if run.executor.busy else 'none'}")
+
+
+@click.command(name="run")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="metctl config YAML (default: the embedded demo, configs/demo.yaml).")
+@click.option("--once", is_flag=True, help="Run until the first decision round, report, exit.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
+              help="Where the end-of-run report goes (default: out/run-<scenario>).")
+def command(config_path, once, out_dir):
+    """Run the control loop (default: MET on the simulated demo cluster)."""
+    path = config_path or str(DEMO_CONFIG)
+    config = load_config(path)
+    if config.infrastructure.driver != "sim" or config.datastore.driver != "sim":
+        raise BadInput(path, "infrastructure.driver",
+                       "sim: this build of `metctl run` drives the simulated cluster; live drivers "
+                       "(ec2/openstack/local + hbase) are wired by `metctl nodes` and the actuator")
+    from controller.production import Production
+    from simulator.harness import build_run
+
+    prod = Production(config)
+    console = Console()
+    view = LiveView()
+    speed = 0.0 if once else config.simulator.run_speed
+    run = build_run(config, config.simulator.scenario, observers=[view, *prod.observers],
+                    memory_path=config.loop.memory_path, wrap_sources=prod.watch,
+                    wrap_executor=prod.fence, may_act=prod.may_act,
+                    clock=lambda cluster: PacedSimClock(cluster, speed))
+    view.run = run
+    out = Path(out_dir or f"out/run-{run.scenario.name}")
+    prod.start()
+    try:
+        if once:
+            run.run(rounds=1)
+        elif console.is_terminal:
+            with Live(view.render(), console=console, refresh_per_second=4, transient=False) as live:
+                last = [0.0]
+
+                def refresh(now: float) -> None:
+                    if time.perf_counter() - last[0] > 0.2:
+                        live.update(view.render())
+                        last[0] = time.perf_counter()
+                run.run(progress=refresh)
+                live.update(view.render())
+        else:
+            # No terminal (CI, systemd): the live view degrades to log lines.
+            next_line = [0.0]
+
+            def line(now: float) -> None:
+                if now >= next_line[0]:
+                    log.info(_status_line(run), extra={"event": "status"})
+                    next_line[0] = now + 300.0
+            run.run(progress=line)
+    except KeyboardInterrupt:
+        console.print("interrupted: writing the report of what ran")
+    finally:
+        prod.close()
+    summary = write_report(run, out, config.policy.name)
+    console.print(f"{summary['total_ops']:.0f} operations in {summary['duration_s'] / 60:.1f} simulated minutes, "
+                  f"{summary['node_minutes']:.0f} node-minutes, {summary['decisions']} decisions, "
+                  f"{sum(summary['holds'].values())} holds; report in {out}/")

@@ -1,0 +1,299 @@
+"""The control loop: sample → (every N samples) decide → hand the plan to the executor → tick it
+until it ends → clear the monitor's history (MET §4.1) → sample again.
+
+It holds no policy of its own: sizing, placement and profiles come from `decision.decide`; the
+loop only decides *whether* to act now — it holds, with an enumerated cause and words, when
+the metrics are not complete enough, when this controller may not act (leader fencing), during
+the scale-in stabilization window or the cooldown after a scale-out, or when a plan leaves
+min/max nodes. A failing iteration is logged and held on with a bounded back-off; the loop never
+dies of one bad tick.
+
+It never sleeps by itself: every wait goes through the injected Clock, so the daemon on real
+time (RealClock) and a simulation (whose clock advances the simulated cluster) are one code path.
+Observers (the live view, the report, Prometheus telemetry) get `on_sample`, `on_decision`,
+`on_hold`, `on_action` and `on_error` calls.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from enum import Enum
+from typing import Callable, Protocol, Sequence
+
+from controller.clock import Clock
+from controller.loop_settings import LoopSettings
+from decision import decide
+from decision.model import ClusterSnapshot, DecisionMemory, Plan
+from decision.policy import PolicyConfig
+
+log = logging.getLogger("metctl.loop")
+
+
+class HoldCause(str, Enum):
+    """Why a decision round did not lead to an action."""
+
+    STALE_METRICS = "stale_metrics"  # snapshot not complete enough (monitor's rule)
+    NOT_LEADER = "not_leader"  # may_act() said no (another controller leads)
+    STABILIZATION = "stabilization"  # scale-in wanted, but not for long enough yet
+    COOLDOWN = "cooldown"  # a size change too soon after a scale-out
+    BOUNDS = "bounds"  # the plan leaves min_nodes..max_nodes
+    ERROR = "error"  # the iteration failed; backing off
+    NO_CHANGE = "no_change"  # the policy asked for nothing
+
+
+class LoopObserver:
+    """Hooks for the live view, reports and telemetry. Every method is optional (no-op here)."""
+
+    def on_sample(self, now: float, samples_since_clear: int) -> None: ...
+
+    def on_decision(self, now: float, plan: Plan, plan_id: str | None, snapshot: ClusterSnapshot) -> None: ...
+
+    def on_hold(self, now: float, cause: HoldCause, words: str) -> None: ...
+
+    def on_action(self, now: float, event: str, plan_id: str | None, status: object | None) -> None: ...
+
+    def on_error(self, now: float, error: BaseException) -> None: ...
+
+
+class MetricsCollector(Protocol):
+    samples_since_clear: int
+
+    def poll(self, now: float) -> None: ...
+
+    def snapshot(self, now: float) -> ClusterSnapshot: ...
+
+    def clear(self) -> None: ...
+
+    def complete_enough(self, snapshot: ClusterSnapshot) -> tuple[bool, str]: ...
+
+
+class PlanExecutor(Protocol):
+    @property
+    def busy(self) -> bool: ...
+
+    def submit(self, plan: Plan, plan_id: str) -> None: ...
+
+    def tick(self): ...
+
+    def resume(self): ...
+
+
+class MemoryStore:
+    """Where the decision memory lives between decisions: a file (controller.state) or RAM."""
+
+    def __init__(self, path: str | None = None):
+        self.path = path
+
+    def load(self) -> DecisionMemory:
+        if not self.path:
+            return DecisionMemory()
+        from controller.state import read_memory
+        return read_memory(self.path)
+
+    def save(self, memory: DecisionMemory) -> None:
+        if not self.path:
+            return
+        from controller.state import write_memory
+        write_memory(self.path, memory)
+
+
+@dataclass
+class LoopCounters:
+    samples: int = 0
+    decisions: int = 0
+    holds: int = 0
+    plans: int = 0
+    plans_failed: int = 0
+    errors: int = 0
+
+
+class ControlLoop:
+    def __init__(self, collector: MetricsCollector, executor: PlanExecutor, policy: PolicyConfig,
+                 settings: LoopSettings, clock: Clock, *, memory: MemoryStore | None = None,
+                 observers: Sequence[LoopObserver] = (), may_act: Callable[[], bool] | None = None,
+                 decide_fn: Callable[[ClusterSnapshot, PolicyConfig, DecisionMemory], Plan] = decide):
+        self.collector, self.executor, self.policy = collector, executor, policy
+        self.settings, self.clock = settings, clock
+        self.memory_store = memory or MemoryStore(None)
+        self.memory = self.memory_store.load()
+        self.observers = list(observers)
+        self.may_act = may_act or (lambda: True)
+        self.decide_fn = decide_fn
+        self.counters = LoopCounters()
+        self.next_sample_at: float | None = None
+        self.samples_at_last_round = 0  # samples_since_clear when the last decision round ran
+        self.scale_in_wanted_since: float | None = None
+        self.last_scale_out_done_at: float | None = None
+        self._plan_in_flight: Plan | None = None
+        self._plan_id: str | None = None
+        self._failures = 0
+        self.last_hold: tuple[HoldCause, str] | None = None
+        self.last_plan: Plan | None = None
+        self._resumed = False
+
+    # ------------------------------------------------------------------ driving
+    def run(self, *, until: float | None = None, rounds: int | None = None,
+            on_iteration: Callable[[float], None] | None = None) -> None:
+        """Iterate until simulated/real time reaches `until`, or `rounds` decision rounds ran
+        (a round is a decision or a hold at decision time), whichever comes first."""
+        start_rounds = self.counters.decisions + self.counters.holds
+        while True:
+            now = self.clock.now()
+            if until is not None and now >= until:
+                return
+            if rounds is not None and self.counters.decisions + self.counters.holds - start_rounds >= rounds \
+                    and not self.executor.busy:
+                return
+            wait = self.iterate()
+            if on_iteration is not None:
+                on_iteration(self.clock.now())
+            if rounds is not None and self.counters.decisions + self.counters.holds - start_rounds >= rounds \
+                    and not self.executor.busy:
+                return
+            if until is not None:
+                wait = min(wait, max(0.0, until - self.clock.now()))
+            self.clock.sleep(wait)
+
+    def iterate(self) -> float:
+        """One pass; returns how long to wait before the next. Never raises."""
+        now = self.clock.now()
+        try:
+            wait = self._iterate(now)
+            self._failures = 0
+            return wait
+        except Exception as err:  # noqa: BLE001 — the loop survives a bad tick
+            self._failures += 1
+            self.counters.errors += 1
+            delay = self.settings.backoff(self._failures)
+            log.exception("loop iteration failed (%d in a row); holding for %.0f s", self._failures, delay)
+            for o in self.observers:
+                _safe(o.on_error, now, err)
+            self._hold(now, HoldCause.ERROR, f"{type(err).__name__}: {err}; retrying in {delay:g} s")
+            return delay
+
+    def _iterate(self, now: float) -> float:
+        s = self.settings
+        if not self._resumed:
+            self._resumed = True
+            status = self.executor.resume()
+            if self.executor.busy:
+                log.info("resuming the plan in flight: %s", getattr(status, "plan_id", "?"))
+                self._plan_id = getattr(status, "plan_id", None)
+        if self.executor.busy:
+            return self._tick_executor(now)
+        if self.next_sample_at is None or now >= self.next_sample_at - 1e-9:
+            self.collector.poll(now)
+            self.counters.samples += 1
+            self.next_sample_at = (self.next_sample_at or now) + s.sample_interval_s
+            if self.next_sample_at <= now:
+                self.next_sample_at = now + s.sample_interval_s
+            for o in self.observers:
+                _safe(o.on_sample, now, self.collector.samples_since_clear)
+            if self.collector.samples_since_clear - self.samples_at_last_round >= s.decision_interval_samples:
+                self._decision_round(now)
+                if self.executor.busy:
+                    return self._tick_executor(self.clock.now())
+        return max(0.0, self.next_sample_at - now)
+
+    # ------------------------------------------------------------------ deciding
+    def _decision_round(self, now: float) -> None:
+        snapshot = self.collector.snapshot(now)
+        ok, why = self.collector.complete_enough(snapshot)
+        if not ok:
+            # Never act on missing metrics: try again at the next sample.
+            self._hold(now, HoldCause.STALE_METRICS, why)
+            return
+        self.samples_at_last_round = self.collector.samples_since_clear
+        plan = self.decide_fn(snapshot, self.policy, self.memory)
+        self.counters.decisions += 1
+        self.last_plan = plan
+        delta = plan.sizing.delta
+        # the scale-in stabilization window: how long removal has been wanted without a break
+        if delta < 0:
+            if self.scale_in_wanted_since is None:
+                self.scale_in_wanted_since = now
+        else:
+            self.scale_in_wanted_since = None
+        plan_id = None
+        if not plan.is_empty:
+            plan_id = f"{plan.policy}-{self.counters.plans + 1:04d}-{int(now)}"
+        for o in self.observers:
+            _safe(o.on_decision, now, plan, plan_id, snapshot)
+        from controller.logs import log_decision
+        log_decision(log, plan, plan_id)
+        if plan.is_empty:
+            self._commit_memory(plan.memory)
+            self.last_hold = (HoldCause.NO_CHANGE, plan.reason or "no change")
+            return
+        cause = self._veto(now, plan)
+        if cause is not None:
+            self._hold(now, *cause)  # the memory stays: a vetoed plan did not happen
+            return
+        self.executor.submit(plan, plan_id)
+        self.counters.plans += 1
+        self._plan_in_flight, self._plan_id = plan, plan_id
+        self._commit_memory(plan.memory)
+        for o in self.observers:
+            _safe(o.on_action, now, "submitted", plan_id, None)
+
+    def _veto(self, now: float, plan: Plan) -> tuple[HoldCause, str] | None:
+        s, p = self.settings, self.policy
+        target = plan.sizing.target
+        if target > p.max_nodes or target < p.min_nodes:
+            return HoldCause.BOUNDS, f"plan targets {target} nodes, outside {p.min_nodes}..{p.max_nodes}"
+        if plan.sizing.delta != 0 and self.last_scale_out_done_at is not None \
+                and now - self.last_scale_out_done_at < s.cooldown_after_scale_out_s:
+            left = s.cooldown_after_scale_out_s - (now - self.last_scale_out_done_at)
+            return HoldCause.COOLDOWN, (f"size change {plan.sizing.current}->{target} within the "
+                                        f"cooldown after a scale-out ({left:.0f} s left)")
+        if plan.sizing.delta < 0 and s.scale_in_stabilization_s > 0:
+            since = self.scale_in_wanted_since if self.scale_in_wanted_since is not None else now
+            if now - since < s.scale_in_stabilization_s:
+                return HoldCause.STABILIZATION, (
+                    f"scale-in {plan.sizing.current}->{target} wanted for {now - since:.0f} s, "
+                    f"needs {s.scale_in_stabilization_s:g} s without a break")
+        if not self.may_act():
+            return HoldCause.NOT_LEADER, "may_act() refused: this controller may not act now"
+        return None
+
+    def _commit_memory(self, memory: DecisionMemory) -> None:
+        self.memory = memory
+        self.memory_store.save(memory)
+
+    def _hold(self, now: float, cause: HoldCause, words: str) -> None:
+        self.counters.holds += 1
+        self.last_hold = (cause, words)
+        from controller.logs import log_hold
+        log_hold(log, cause.value, words)
+        for o in self.observers:
+            _safe(o.on_hold, now, cause, words)
+
+    # ------------------------------------------------------------------ acting
+    def _tick_executor(self, now: float) -> float:
+        status = self.executor.tick()
+        state = getattr(status, "state", "idle")
+        if self.executor.busy:
+            return self.settings.executor_tick_s
+        # The plan ended (done, failed or abandoned): whatever happened changed the cluster, so
+        # the history before it no longer describes it (MET §4.1).
+        self.collector.clear()
+        self.samples_at_last_round = 0
+        self.next_sample_at = now
+        plan, plan_id = self._plan_in_flight, self._plan_id
+        self._plan_in_flight = self._plan_id = None
+        if state != "done":
+            self.counters.plans_failed += 1
+            log.warning("plan %s ended %s: %s", plan_id, state, getattr(status, "reason", ""))
+        elif plan is not None and plan.sizing.delta > 0:
+            self.last_scale_out_done_at = now
+        for o in self.observers:
+            _safe(o.on_action, now, state, plan_id, status)
+        return 0.0
+
+
+def _safe(fn: Callable, *args) -> None:
+    """Observers must never break the loop."""
+    try:
+        fn(*args)
+    except Exception:  # noqa: BLE001
+        log.exception("observer %r failed", fn)

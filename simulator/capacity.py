@@ -1,0 +1,109 @@
+"""The capacity model: what one operation costs a node, by operation and node profile, and how
+full the block cache keeps what the node serves. Pure numpy functions over arrays of regions;
+the constants come from `simulator.settings` with their sources.
+
+Model, per region r served by node k with profile p (block size b, cache and memstore shares):
+
+* get   cpu = rpc + block + seek · b/64   (the linear seek inside a block scales with its size)
+        disk = (1 − hit_r) · (random_read + b / seq_bw)     one block per get
+* scan  blocks = 1 + rows·record/b;  cpu = rpc + seek · b/64 + blocks · block + rows · row
+        disk = (1 − hit_r) · blocks · (random_read + b / seq_bw)  HBase reads each block with a
+        positional read, so a missed block costs a seek; bigger blocks mean fewer of them.
+* put   cpu = put_cpu_ms;  disk = record · overhead · replication · (1 + amplification) / seq_bw,
+        amplification = 1 + log_ratio(store size / flush size), flush size = min(128 MiB,
+        memstore / regions written on the node): a small memstore flushes small files that are
+        compacted more often (HBase's minor compactions merge `compaction_ratio` files).
+* rmw   a get plus a put (YCSB read-modify-write).
+
+A missed block that is not local (HDFS locality < 1) also waits one more network hop.
+
+The hit ratio comes from Che's approximation of an LRU cache (Che, Tung, Wang 2002): a block
+read λ times a second stays cached with probability 1 − exp(−λ·T), where the node's
+characteristic time T fills the cache exactly: Σ blocks · (1 − exp(−λ·T)) = cache blocks. Scans
+therefore pollute a shared cache in proportion to the blocks they touch, and a node that holds
+only one kind of partition keeps more of them — the mechanism behind MET §3.4.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from simulator.settings import CostSettings, HardwareSettings
+
+
+def hotspot_shares(n_regions: int, hot_data: float, hot_ops: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """YCSB's hotspot generator over ordered keys split into equal regions.
+
+    Returns per region: its share of the table's requests, the fraction of its requests that
+    fall in the hot key range, and the fraction of its keys that are hot. (MET §3.1: 50 % of
+    the requests on 40 % of the keys; with 4 regions: 31/27/21/21 %, the paper measured
+    34/26/20/20 %.)"""
+    lo = np.arange(n_regions) / n_regions
+    hi = lo + 1.0 / n_regions
+    hot = np.clip(np.minimum(hi, hot_data) - lo, 0.0, None)
+    cold = 1.0 / n_regions - hot
+    hot_density = hot_ops / hot_data
+    cold_density = (1.0 - hot_ops) / (1.0 - hot_data) if hot_data < 1.0 else 0.0
+    hot_req = hot * hot_density
+    cold_req = cold * cold_density
+    share = hot_req + cold_req
+    total = share.sum()
+    share = share / total if total > 0 else np.full(n_regions, 1.0 / n_regions)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        hot_req_frac = np.where(hot_req + cold_req > 0, hot_req / (hot_req + cold_req), 0.0)
+    return share, hot_req_frac, hot * n_regions
+
+
+def _seek_ms(block_kb: np.ndarray, c: CostSettings) -> np.ndarray:
+    """Finding a key inside a block: HFile blocks are searched linearly (half a block on average)."""
+    return max(c.get_cpu_ms - c.rpc_cpu_ms - c.block_cpu_ms, 0.0) * block_kb / 64.0
+
+
+def get_cpu_ms(block_kb: np.ndarray, c: CostSettings) -> np.ndarray:
+    return c.rpc_cpu_ms + c.block_cpu_ms + _seek_ms(block_kb, c)
+
+
+def scan_blocks(block_kb: np.ndarray, c: CostSettings) -> np.ndarray:
+    return 1.0 + c.mean_scan_rows * c.record_kb * c.storage_overhead / block_kb
+
+
+def scan_cpu_ms(block_kb: np.ndarray, c: CostSettings) -> np.ndarray:
+    return (c.rpc_cpu_ms + _seek_ms(block_kb, c) + scan_blocks(block_kb, c) * c.block_cpu_ms
+            + c.mean_scan_rows * c.scan_row_cpu_ms)
+
+
+def miss_disk_ms(block_kb: np.ndarray, h: HardwareSettings) -> np.ndarray:
+    return h.disk_random_read_ms + block_kb / 1024.0 / h.disk_seq_mb_s * 1000.0
+
+
+def put_disk_ms(size_mb: np.ndarray, flush_mb: np.ndarray, c: CostSettings, h: HardwareSettings) -> np.ndarray:
+    rounds = np.log(np.maximum(size_mb / np.maximum(flush_mb, 1e-6), 1.0)) / np.log(c.compaction_ratio)
+    amplification = 1.0 + rounds
+    mb = c.record_kb * c.storage_overhead / 1024.0 * h.replication * (1.0 + amplification)
+    return mb / h.disk_seq_mb_s * 1000.0
+
+
+def che_hit_ratios(seg_node: np.ndarray, seg_blocks: np.ndarray, seg_rate: np.ndarray,
+                   cache_blocks: np.ndarray, iterations: int = 48) -> np.ndarray:
+    """Hit ratio of every cache segment (a group of blocks read at the same rate per block).
+
+    seg_node: node index of each segment; seg_blocks: blocks in it; seg_rate: block reads per
+    second on the whole segment; cache_blocks: capacity per node. Vectorised bisection on
+    log T for all nodes at once."""
+    n_nodes = cache_blocks.shape[0]
+    if seg_node.size == 0:
+        return np.zeros(0)
+    lam = np.where(seg_blocks > 0, seg_rate / np.maximum(seg_blocks, 1e-12), 0.0)
+    total_blocks = np.bincount(seg_node, weights=seg_blocks * (lam > 0), minlength=n_nodes)
+    fits = total_blocks <= cache_blocks  # everything that is read fits: all hits
+    lo = np.full(n_nodes, -12.0)
+    hi = np.full(n_nodes, 12.0)
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        t = np.exp(mid)[seg_node]
+        occ = np.bincount(seg_node, weights=seg_blocks * -np.expm1(-lam * t), minlength=n_nodes)
+        over = occ > cache_blocks
+        hi = np.where(over, mid, hi)
+        lo = np.where(over, lo, mid)
+    t = np.exp(0.5 * (lo + hi))[seg_node]
+    hit = -np.expm1(-lam * t)
+    return np.where(fits[seg_node], np.where(lam > 0, 1.0, 0.0), hit)

@@ -1,0 +1,130 @@
+"""Scenario files: the initial cluster, the YCSB workloads (MET §3.1) and the phases that switch
+them on and off. Loaded from YAML and validated with pydantic; a bad file is a BadInput naming
+the file, the field and what was expected."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from controller.errors import BadInput
+
+SCENARIO_DIR = Path(__file__).resolve().parent.parent / "configs" / "scenarios"
+
+# YCSB operation mixes (MET §3.1; B and D modified by MET for a 1.9:1 read/write ratio).
+YCSB_MIXES: dict[str, dict[str, float]] = {
+    "A": {"read": 0.5, "update": 0.5},
+    "B": {"update": 1.0},
+    "C": {"read": 1.0},
+    "D": {"read": 0.05, "insert": 0.95},
+    "E": {"scan": 0.95, "insert": 0.05},
+    "F": {"read": 0.5, "rmw": 0.5},
+}
+OPS = ("read", "update", "insert", "scan", "rmw")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Workload(_Frozen):
+    name: str = Field(..., description="Workload name, e.g. A … F.")
+    ycsb: str | None = Field(None, description="A YCSB workload letter (A–F, MET §3.1 mixes); or give `mix`.")
+    mix: dict[str, float] | None = Field(None, description="Operation proportions over read, update, insert, scan, rmw; sums to 1.")
+    threads: int = Field(50, ge=1, description="Closed-loop client threads. MET §3.2: 50 (D: 5).")
+    target_ops: float | None = Field(None, gt=0, description="YCSB -target: cap in operations/s (MET: D at 1500). None: no cap.")
+    records: int = Field(1_000_000, ge=1, description="Records loaded. MET §3.1: 1,000,000 (D: 100,000).")
+    regions: int = Field(4, ge=1, description="Regions of the workload's table. MET §3.1: 4 (D: 1).")
+    hot_data_fraction: float = Field(0.4, gt=0, le=1, description="YCSB hotspotdatafraction. MET §3.1: 40 % of keys …")
+    hot_ops_fraction: float = Field(0.5, ge=0, le=1, description="… get hotspotopnfraction = 50 % of requests.")
+    client_host: str = Field("client-1", description="The client machine that runs it (client machines saturate, MET §6.4).")
+    start_s: float = Field(0.0, ge=0, description="Seconds after the start when it switches on.")
+    stop_s: float | None = Field(None, gt=0, description="Seconds after the start when it switches off. None: never.")
+
+    @model_validator(mode="after")
+    def _check(self) -> "Workload":
+        if self.ycsb is None and self.mix is None:
+            raise ValueError("give `ycsb` (A–F) or `mix`")
+        if self.ycsb is not None and self.ycsb.upper() not in YCSB_MIXES:
+            raise ValueError("ycsb must be one of A, B, C, D, E, F")
+        mix = self.op_mix()
+        bad = set(mix) - set(OPS)
+        if bad:
+            raise ValueError(f"mix has unknown operations {sorted(bad)}; expected {list(OPS)}")
+        if abs(sum(mix.values()) - 1.0) > 1e-6:
+            raise ValueError("mix proportions must sum to 1")
+        if self.stop_s is not None and self.stop_s <= self.start_s:
+            raise ValueError("stop_s must be after start_s")
+        return self
+
+    def op_mix(self) -> dict[str, float]:
+        return dict(self.mix) if self.mix is not None else dict(YCSB_MIXES[str(self.ycsb).upper()])
+
+    def active(self, t: float) -> bool:
+        return t >= self.start_s and (self.stop_s is None or t < self.stop_s)
+
+
+class Scenario(_Frozen):
+    name: str = Field(..., description="Scenario name.")
+    description: str = Field("", description="What it reproduces.")
+    duration_s: float = Field(3600.0, gt=0, description="Simulated seconds.")
+    seed: int = Field(1, description="Random seed (the store's balancer, initial placement).")
+    initial_nodes: int = Field(6, ge=1, description="RegionServers at the start. MET §6.4: 6.")
+    initial_profile: str = Field("default", description="Profile of the initial nodes (homogeneous).")
+    initial_placement: str = Field("balanced", description="balanced: hot regions spread evenly (MET §6.4: 'manually balanced'); random: HBase's random balancer.")
+    slo_latency_ms: float = Field(50.0, gt=0, description="Response-time objective, ms (incr. paper: 50 ms).")
+    slo_interval_s: float = Field(2.0, gt=0, description="Averaging window of the SLO score, s (incr. paper: 2 s).")
+    workloads: tuple[Workload, ...] = Field(..., min_length=1)
+    data_transfer: str | None = Field(None, description="Overrides simulator.data_transfer (none | incremental | parallel).")
+    hardware: dict[str, float] = Field(default_factory=dict, description="Overrides of simulator.hardware for this scenario's machines (e.g. ram_mb, heap_mb).")
+
+    @model_validator(mode="after")
+    def _check(self) -> "Scenario":
+        names = [w.name for w in self.workloads]
+        if len(set(names)) != len(names):
+            raise ValueError("workload names must be unique")
+        if self.initial_placement not in ("balanced", "random"):
+            raise ValueError("initial_placement must be balanced or random")
+        if self.data_transfer not in (None, "none", "incremental", "parallel"):
+            raise ValueError("data_transfer must be none, incremental or parallel")
+        return self
+
+
+def resolve_scenario_path(name_or_path: str | Path) -> Path:
+    p = Path(name_or_path)
+    if p.exists():
+        return p
+    candidate = SCENARIO_DIR / p.name
+    if candidate.exists():
+        return candidate
+    if not candidate.suffix:
+        candidate = candidate.with_suffix(".yaml")
+        if candidate.exists():
+            return candidate
+    raise BadInput(str(name_or_path), "", "a scenario file (path, or a name in configs/scenarios/)")
+
+
+def scenario_from_dict(data: Any, file: str = "<scenario>") -> Scenario:
+    if not isinstance(data, dict):
+        raise BadInput(file, "", "a mapping (YAML object) describing a scenario")
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as err:
+        e = err.errors()[0]
+        loc = ""
+        for part in e["loc"]:
+            loc += f"[{part}]" if isinstance(part, int) else (f".{part}" if loc else str(part))
+        raise BadInput(file, loc, e["msg"]) from None
+
+
+def load_scenario(name_or_path: str | Path) -> Scenario:
+    path = resolve_scenario_path(name_or_path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else ""
+        raise BadInput(str(path), where, f"valid YAML ({getattr(err, 'problem', err)})") from None
+    return scenario_from_dict(data, str(path))
