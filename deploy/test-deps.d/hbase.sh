@@ -7,3 +7,4 @@ cd "$(dirname "$0")/../.."
 py=python3
 [ -x .venv/bin/python ] && py=.venv/bin/python
 "$py" deploy/local-hbase/cluster.py fetch
+"$py" deploy/local-hbase/ycsb.py build >/dev/null
