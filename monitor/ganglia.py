@@ -12,22 +12,24 @@ stale — gmond's own "host down" rule — and so is a needed metric whose own T
 and a reason; nothing is filled in.
 
 Safety: the dump is read with connect and read deadlines and a size cap, and parsed with
-defusedxml. gmond's dump carries an inline DTD with element and attribute declarations but no
+defusedxml's SAX reader (streaming: no tree). gmond's dump carries an inline DTD with element and attribute declarations but no
 entities, so DTDs are allowed (forbid_dtd=False) while entity declarations (billion laughs) and
 external references are refused.
 """
 from __future__ import annotations
 
+import io
 import logging
 import math
 import socket
 import time
 from dataclasses import dataclass
-from typing import Callable, Sequence
-from xml.etree.ElementTree import Element, ParseError
+from typing import Any, Callable, Sequence
+from xml.sax import SAXException
+from xml.sax.handler import ContentHandler
+from xml.sax.xmlreader import InputSource
 
-import defusedxml.ElementTree as SafeET
-from defusedxml import DefusedXmlException
+from defusedxml import DefusedXmlException, expatreader
 
 from monitor.settings import MonitorSettings
 from monitor.source import HostSample, Sample
@@ -97,38 +99,64 @@ def _num(text: str | None) -> float:
         return math.nan
 
 
+class _DumpHandler(ContentHandler):
+    """Collects HOST records while the SAX parser streams the dump (no tree is built: a gmetad
+    dump of 1,000 hosts has ~100,000 elements, and only six metrics per host matter)."""
+
+    def __init__(self, wanted: set[str]):
+        super().__init__()
+        self.wanted = wanted
+        self.hosts: list[GangliaHost] = []
+        self.root: str | None = None
+        self.cluster: str | None = None  # name of the CLUSTER being read, None outside/skipped
+        self.host: GangliaHost | None = None
+
+    def startElement(self, name: str, attrs: Any) -> None:  # noqa: N802 — SAX API
+        if self.root is None:
+            self.root = name
+        if name == "METRIC":
+            if self.host is not None:
+                metric = attrs.get("NAME")
+                if metric in NEEDED_METRICS:
+                    self.host.metrics[metric] = (attrs.get("VAL", ""), _num(attrs.get("TN")),
+                                                 _num(attrs.get("TMAX")))
+        elif name == "HOST":
+            if self.cluster is not None:
+                self.host = GangliaHost(name=attrs.get("NAME", ""), cluster=self.cluster,
+                                        tn=_num(attrs.get("TN")), tmax=_num(attrs.get("TMAX")),
+                                        metrics={})
+        elif name == "CLUSTER":
+            cname = attrs.get("NAME", "")
+            self.cluster = cname if not self.wanted or cname in self.wanted else None
+
+    def endElement(self, name: str) -> None:  # noqa: N802 — SAX API
+        if name == "HOST":
+            if self.host is not None:
+                self.hosts.append(self.host)
+            self.host = None
+        elif name == "CLUSTER":
+            self.cluster = None
+
+
 def parse_dump(data: bytes, where: str = "ganglia",
                clusters: Sequence[str] = ()) -> list[GangliaHost]:
     """Every HOST of a gmond or gmetad dump (of the named clusters, or all). Raises GangliaError
     for XML that is malformed, truncated, or declares entities / external references."""
+    handler = _DumpHandler(set(clusters))
+    parser = expatreader.create_parser(forbid_dtd=False, forbid_entities=True,
+                                       forbid_external=True)
+    parser.setContentHandler(handler)
+    source = InputSource()
+    source.setByteStream(io.BytesIO(data))
     try:
-        root = SafeET.fromstring(data, forbid_dtd=False, forbid_entities=True,
-                                 forbid_external=True)
+        parser.parse(source)
     except DefusedXmlException as err:
         raise GangliaError(f"{where}: unsafe XML refused ({type(err).__name__})") from err
-    except ParseError as err:
+    except SAXException as err:
         raise GangliaError(f"{where}: malformed or truncated XML: {err}") from err
-    if root.tag != "GANGLIA_XML":
-        raise GangliaError(f"{where}: expected a GANGLIA_XML document, got <{root.tag}>")
-    wanted = set(clusters)
-    hosts: list[GangliaHost] = []
-    for cluster in root.iter("CLUSTER"):
-        cname = cluster.get("NAME", "")
-        if wanted and cname not in wanted:
-            continue
-        for h in cluster.iterfind("HOST"):
-            hosts.append(_parse_host(h, cname))
-    return hosts
-
-
-def _parse_host(h: Element, cluster: str) -> GangliaHost:
-    metrics: dict[str, tuple[str, float, float]] = {}
-    for m in h.iterfind("METRIC"):
-        name = m.get("NAME")
-        if name in NEEDED_METRICS:
-            metrics[name] = (m.get("VAL", ""), _num(m.get("TN")), _num(m.get("TMAX")))
-    return GangliaHost(name=h.get("NAME", ""), cluster=cluster, tn=_num(h.get("TN")),
-                       tmax=_num(h.get("TMAX")), metrics=metrics)
+    if handler.root != "GANGLIA_XML":
+        raise GangliaError(f"{where}: expected a GANGLIA_XML document, got <{handler.root}>")
+    return handler.hosts
 
 
 def to_host_sample(h: GangliaHost, tmax_factor: float) -> HostSample:
