@@ -316,3 +316,57 @@ class FakeDataStore:
         w.s["balancer"] = enabled
         w._save()
         return was
+
+
+class MirrorDataStore:
+    """A data store for driving a REAL infrastructure driver (EC2 on moto, OpenStack, local
+    processes) through the executor without a real database: every running node the driver
+    lists with an address registers at once as server "<address>,<port>"; `static` servers
+    exist from the start. Moves are instant, restarts take effect at once, compactions finish
+    at once. Only the data store is faked — the infrastructure calls are real."""
+
+    def __init__(self, infra: Any, *, static: Mapping[str, tuple[str, ...]] = {}, port: int = 16020):
+        self.infra, self.port = infra, port
+        self.static = {sid: sid.split(",")[0] for sid in static}
+        self.profiles: dict[str, str] = {}
+        self.gone: set[str] = set()
+        self.layout = {p: sid for sid, parts in static.items() for p in parts}
+        self.balancer = True
+        self.calls: list[tuple[Any, ...]] = []
+
+    def servers(self) -> list[ServerInfo]:
+        out = {sid: ServerInfo(id=sid, host=host, profile=self.profiles.get(sid, "default"))
+               for sid, host in self.static.items()}
+        for n in self.infra.nodes():
+            if n.state == "running" and n.address:
+                sid = f"{n.address},{self.port}"
+                out[sid] = ServerInfo(id=sid, host=n.address, profile=self.profiles.get(sid, n.profile))
+        return [s for sid, s in sorted(out.items()) if sid not in self.gone]
+
+    def partitions(self) -> list[PartitionLocation]:
+        return [PartitionLocation(id=p, table="usertable", server=s) for p, s in sorted(self.layout.items())]
+
+    def move_partition(self, partition_id: str, target_server: str) -> None:
+        if target_server not in {s.id for s in self.servers()}:
+            raise DriverError(f"server {target_server} is not online")
+        if self.layout.get(partition_id) != target_server:
+            self.calls.append(("move", partition_id, target_server))
+            self.layout[partition_id] = target_server
+
+    def restart_server(self, server_id: str, profile: str) -> None:
+        self.calls.append(("restart", server_id, profile))
+        self.profiles[server_id] = profile
+
+    def compact(self, partition_id: str) -> None:
+        self.calls.append(("compact", partition_id))
+
+    def compaction_running(self, partition_id: str) -> bool:
+        return False
+
+    def decommission(self, server_id: str) -> None:
+        self.calls.append(("decommission", server_id))
+        self.gone.add(server_id)
+
+    def set_balancer(self, enabled: bool) -> bool:
+        was, self.balancer = self.balancer, enabled
+        return was
