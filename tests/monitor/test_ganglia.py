@@ -193,3 +193,16 @@ def test_real_host_goes_stale_and_the_snapshot_says_so(ganglia):
     assert any(m.startswith("node int-stale.test") and "TN" in m for m in snap.missing)
     assert any(m.startswith("node int-partial.test") and "mem_cached missing" in m for m in snap.missing)
     assert not c.complete_enough(snap)[0]
+
+
+@pytest.mark.integration
+def test_real_gmetad_dead_data_source_goes_stale(ganglia):
+    """gmetad keeps serving a dead gmond's hosts, with TN growing: the TN rule still catches it."""
+    ganglia.inject("int-gamma.test", FULL, cluster="gamma")
+    settings = MonitorSettings(ganglia_endpoints=(ganglia.gmetad_endpoint,), ganglia_clusters=("gamma",))
+    src = GangliaSource(settings)
+    _wait_sample(src, lambda s: any(h.host == "int-gamma.test" and h.cpu is not None for h in s.hosts))
+    ganglia.stop_gmond("gamma")
+    sample = _wait_sample(src, lambda s: any(h.host == "int-gamma.test" and h.stale for h in s.hosts),
+                          timeout_s=4 * ganglia.host_tmax_s + 20)
+    assert next(h for h in sample.hosts if h.host == "int-gamma.test").cpu is None
