@@ -1,0 +1,241 @@
+"""Local-process infrastructure driver: a "node" is a process on this machine (a real HBase
+RegionServer in the local-HBase setup, a stand-in in demos and tests).
+
+Each node gets a directory `<state_dir>/<instance id>/` holding `node.json` (PID, process start
+time, profile, tags, port, address, cluster), its user data, its profile settings file
+(`profile.json`: cluster, profile and the profile's settings, as in the cloud user data) and
+its log. The process is started from a configurable argv template in that directory with a
+configurable environment, in its own session, and is stopped by the recorded PID only — and only
+while that PID still belongs to the process metctl started (same start time in /proc), never by
+name. Terminate sends SIGTERM, then SIGKILL after `stop_timeout_s` (escalated on later calls,
+so the driver never blocks).
+
+Ports: node k gets `base_port + k * port_stride` (the lowest free slot); templates see
+`{port}` and `{port1}`…`{portN}` (= port + i, within the stride), e.g. an HBase RegionServer's
+RPC and info ports. `address_template` (default `127.0.0.1:{port}`) is what the data store must
+report as the node's host.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping
+
+from actuator.drivers import TAG_CLUSTER, TAG_MANAGED, TAG_PROFILE, DriverError, ManagedNode, NotOwnedError
+from actuator.settings import LocalSettings
+from actuator.userdata import node_document
+
+log = logging.getLogger("metctl.actuator.local")
+
+# prepare(node_dir, profile, variables) -> extra template variables (e.g. the hbase-site.xml it wrote)
+PrepareHook = Callable[[Path, str, Mapping[str, str]], Mapping[str, str] | None]
+
+
+def _proc_start_time(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (/proc/<pid>/stat field 22), or None
+    when no such process is alive (a zombie counts as gone)."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return None
+    fields = raw[raw.rfind(")") + 2:].split()  # after "pid (comm) "
+    if fields[0] in ("Z", "X"):
+        return None
+    return int(fields[19])
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+class LocalDriver:
+    """InfrastructureDriver over processes on this machine."""
+
+    def __init__(self, settings: LocalSettings, cluster: str, *, prepare: PrepareHook | None = None,
+                 clock: Callable[[], float] = time.time):
+        self.settings, self.cluster, self.prepare, self.clock = settings, cluster, prepare, clock
+        self.root = Path(settings.state_dir)
+
+    # ------------------------------------------------------------------ bookkeeping
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / ".lock", "a+") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def _records(self) -> list[dict[str, Any]]:
+        out = []
+        if not self.root.is_dir():
+            return out
+        for f in sorted(self.root.glob("*/node.json")):
+            try:
+                rec = json.loads(f.read_text())
+            except (OSError, ValueError):
+                continue
+            if rec.get("cluster") == self.cluster:
+                out.append(rec)
+        return out
+
+    def _write(self, rec: Mapping[str, Any]) -> None:
+        path = self.root / rec["instance_id"] / "node.json"
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(rec, indent=2, sort_keys=True))
+        os.replace(tmp, path)
+
+    def _alive(self, rec: Mapping[str, Any]) -> bool:
+        pid = rec.get("pid")
+        if not pid:
+            return False
+        _reap(pid)
+        return _proc_start_time(pid) == rec.get("start_time")
+
+    def _port_ready(self, rec: Mapping[str, Any]) -> bool:
+        try:
+            with socket.create_connection((self.settings.host, rec["port"]), timeout=0.2):
+                return True
+        except OSError:
+            return False
+
+    # ------------------------------------------------------------------ protocol
+    def launch(self, profile: str, user_data: str, tags: Mapping[str, str]) -> str:
+        s = self.settings
+        with self._locked():
+            records = self._records()
+            live = [r for r in records if r.get("state") != "terminated" and self._alive(r)]
+            used = {r["slot"] for r in live}
+            slot = next((k for k in range(s.max_nodes) if k not in used), None)
+            if slot is None:
+                raise DriverError(f"all {s.max_nodes} local node slots are in use (infrastructure.local.max_nodes)",
+                                  retryable=False)
+            seq_file = self.root / ".seq"
+            seq = int(seq_file.read_text() or 0) + 1 if seq_file.exists() else 1
+            seq_file.write_text(str(seq))
+            iid = f"local-{self.cluster}-{seq}"
+            node_dir = (self.root / iid).absolute()
+            node_dir.mkdir(parents=True, exist_ok=False)
+            port = s.base_port + slot * s.port_stride
+            variables = {"node": iid, "cluster": self.cluster, "profile": profile, "port": str(port),
+                         "host": s.host, "node_dir": str(node_dir)}
+            variables.update({f"port{i}": str(port + i) for i in range(1, s.port_stride)})
+            variables["address"] = s.address_template.format(**variables)
+            (node_dir / "user-data").write_text(user_data)
+            settings_file = node_dir / "profile.json"
+            settings_file.write_text(json.dumps(node_document(self.cluster, profile), indent=2, sort_keys=True))
+            variables.update(settings_file=str(settings_file), user_data_file=str(node_dir / "user-data"))
+            if self.prepare is not None:
+                variables.update(self.prepare(node_dir, profile, dict(variables)) or {})
+            try:
+                argv = [part.format(**variables) for part in s.command]
+                env = dict(os.environ, **{k: v.format(**variables) for k, v in s.env.items()})
+            except (KeyError, IndexError, ValueError) as err:
+                raise DriverError(f"infrastructure.local.command/env: unknown placeholder {err}", retryable=False) from None
+            all_tags = {**tags, TAG_MANAGED: "true", TAG_CLUSTER: self.cluster, TAG_PROFILE: profile}
+            rec: dict[str, Any] = {
+                "instance_id": iid, "cluster": self.cluster, "profile": profile, "tags": all_tags,
+                "slot": slot, "port": port, "address": variables["address"], "argv": argv,
+                "state": "starting", "pid": None, "start_time": None, "launched_at": self.clock(),
+            }
+            self._write(rec)  # recorded before the process exists: a crash leaves a trace, not an orphan
+            logf = open(node_dir / "node.log", "ab")
+            try:
+                proc = subprocess.Popen(argv, cwd=node_dir, env=env, stdin=subprocess.DEVNULL, stdout=logf,
+                                        stderr=subprocess.STDOUT, start_new_session=True)
+            except OSError as err:
+                rec["state"] = "failed"
+                self._write(rec)
+                raise DriverError(f"could not start {argv[0]!r}: {err.strerror or err}", retryable=False) from None
+            finally:
+                logf.close()
+            start = None
+            for _ in range(50):  # /proc entry appears at once; be tolerant anyway
+                start = _proc_start_time(proc.pid)
+                if start is not None or proc.poll() is not None:
+                    break
+                time.sleep(0.01)
+            rec.update(pid=proc.pid, start_time=start, state="running")
+            self._write(rec)
+        log.info("started local node %s (pid %s, profile %s, port %s)", iid, proc.pid, profile, port)
+        return iid
+
+    def nodes(self) -> list[ManagedNode]:
+        out = []
+        for rec in self._records():
+            if rec.get("state") == "terminated":
+                continue
+            alive = self._alive(rec)
+            if rec.get("state") == "terminating":
+                if not alive:
+                    self._mark_terminated(rec)
+                    continue
+                self._escalate(rec)
+                state = "stopping"
+            elif rec.get("state") == "starting":
+                state = "requested"
+            elif not alive:
+                state = "failed"
+            elif self.settings.ready_port and not self._port_ready(rec):
+                state = "booting"
+            else:
+                state = "running"
+            out.append(ManagedNode(instance_id=rec["instance_id"], state=state, profile=rec["profile"],
+                                   address=rec["address"] if state in ("running", "stopping") else None,
+                                   launched_at=rec.get("launched_at"), tags=dict(rec.get("tags", {}))))
+        return out
+
+    def _mark_terminated(self, rec: dict[str, Any]) -> None:
+        rec["state"] = "terminated"
+        rec["terminated_at"] = self.clock()
+        self._write(rec)
+
+    def _escalate(self, rec: dict[str, Any]) -> None:
+        if self.clock() - rec.get("term_sent_at", self.clock()) >= self.settings.stop_timeout_s and self._alive(rec):
+            try:
+                os.killpg(rec["pid"], signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def terminate(self, instance_id: str) -> None:
+        with self._locked():
+            rec = next((r for r in self._records() if r["instance_id"] == instance_id), None)
+            if rec is None or rec.get("tags", {}).get(TAG_MANAGED) != "true":
+                raise NotOwnedError(f"{instance_id} is not a local node of cluster {self.cluster} in "
+                                    f"{self.root}: metctl stops only processes it started")
+            if rec.get("state") == "terminated":
+                return
+            if not self._alive(rec):  # exited (or its PID now belongs to someone else): never signal it
+                self._mark_terminated(rec)
+                return
+            if rec.get("state") != "terminating":
+                rec.update(state="terminating", term_sent_at=self.clock())
+                self._write(rec)
+                try:
+                    os.killpg(rec["pid"], signal.SIGTERM)  # the session/group metctl created for it
+                except ProcessLookupError:
+                    pass
+                log.info("stopping local node %s (pid %s)", instance_id, rec["pid"])
+            else:
+                self._escalate(rec)
+
+    # ------------------------------------------------------------------ blocking helper (CLI, tests)
+    def wait_gone(self, instance_id: str, timeout_s: float = 60.0, interval_s: float = 0.1) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if all(n.instance_id != instance_id for n in self.nodes()):
+                return True
+            time.sleep(interval_s)
+        return False
