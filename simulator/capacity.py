@@ -40,7 +40,7 @@ def hotspot_shares(n_regions: int, hot_data: float, hot_ops: float) -> tuple[np.
     lo = np.arange(n_regions) / n_regions
     hi = lo + 1.0 / n_regions
     hot = np.clip(np.minimum(hi, hot_data) - lo, 0.0, None)
-    cold = 1.0 / n_regions - hot
+    cold = np.clip(1.0 / n_regions - hot, 0.0, None)
     hot_density = hot_ops / hot_data
     cold_density = (1.0 - hot_ops) / (1.0 - hot_data) if hot_data < 1.0 else 0.0
     hot_req = hot * hot_density
@@ -50,7 +50,7 @@ def hotspot_shares(n_regions: int, hot_data: float, hot_ops: float) -> tuple[np.
     share = share / total if total > 0 else np.full(n_regions, 1.0 / n_regions)
     with np.errstate(invalid="ignore", divide="ignore"):
         hot_req_frac = np.where(hot_req + cold_req > 0, hot_req / (hot_req + cold_req), 0.0)
-    return share, hot_req_frac, hot * n_regions
+    return share, np.clip(hot_req_frac, 0.0, 1.0), np.clip(hot * n_regions, 0.0, 1.0)
 
 
 def _seek_ms(block_kb: np.ndarray, c: CostSettings) -> np.ndarray:
@@ -83,7 +83,7 @@ def put_disk_ms(size_mb: np.ndarray, flush_mb: np.ndarray, c: CostSettings, h: H
 
 
 def che_hit_ratios(seg_node: np.ndarray, seg_blocks: np.ndarray, seg_rate: np.ndarray,
-                   cache_blocks: np.ndarray, iterations: int = 48) -> np.ndarray:
+                   cache_blocks: np.ndarray, iterations: int = 64) -> np.ndarray:
     """Hit ratio of every cache segment (a group of blocks read at the same rate per block).
 
     seg_node: node index of each segment; seg_blocks: blocks in it; seg_rate: block reads per
@@ -95,8 +95,8 @@ def che_hit_ratios(seg_node: np.ndarray, seg_blocks: np.ndarray, seg_rate: np.nd
     lam = np.where(seg_blocks > 0, seg_rate / np.maximum(seg_blocks, 1e-12), 0.0)
     total_blocks = np.bincount(seg_node, weights=seg_blocks * (lam > 0), minlength=n_nodes)
     fits = total_blocks <= cache_blocks  # everything that is read fits: all hits
-    lo = np.full(n_nodes, -12.0)
-    hi = np.full(n_nodes, 12.0)
+    lo = np.full(n_nodes, -30.0)
+    hi = np.full(n_nodes, 40.0)
     for _ in range(iterations):
         mid = 0.5 * (lo + hi)
         t = np.exp(mid)[seg_node]

@@ -1,0 +1,276 @@
+"""The control loop: cadence, holds (stale metrics, leader fence, stabilization, cooldown,
+bounds), clearing after actuation, surviving bad ticks, memory persistence. Time is a FakeClock
+(never slept); the collector and executor here are small in-test stand-ins at metctl's own
+boundary, plus one end-to-end run on the simulated cluster."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+
+import numpy as np
+import pytest
+
+from controller.clock import FakeClock
+from controller.loop import ControlLoop, HoldCause, LoopObserver, MemoryStore
+from controller.loop_settings import LoopSettings
+from decision.model import Action, ClusterSnapshot, DecisionMemory
+from decision.policy import PolicyConfig
+from tests.controller.plans import plan_of
+from tests.fixtures.simcluster import quiet_config
+
+
+class FakeCollector:
+    def __init__(self, complete=True, fail_polls=0):
+        self.samples_since_clear = 0
+        self.polls: list[float] = []
+        self.clears = 0
+        self.complete = complete
+        self.fail_polls = fail_polls
+
+    def poll(self, now):
+        if self.fail_polls:
+            self.fail_polls -= 1
+            raise RuntimeError("source exploded")
+        self.polls.append(now)
+        self.samples_since_clear += 1
+
+    def snapshot(self, now):
+        return ClusterSnapshot(taken_at=datetime.fromtimestamp(now, tz=timezone.utc), nodes=(), partitions=(),
+                               missing=() if self.complete else ("node rs1: stale",))
+
+    def clear(self):
+        self.clears += 1
+        self.samples_since_clear = 0
+
+    def complete_enough(self, snapshot):
+        return (True, "all fresh") if self.complete else (False, "only 2 of 3 nodes have fresh metrics")
+
+
+@dataclass
+class Status:
+    state: str
+    plan_id: str | None = None
+
+
+class FakeExecutor:
+    """Carries a plan out in `ticks_per_plan` ticks."""
+
+    def __init__(self, ticks_per_plan=3, end_state="done"):
+        self.submitted: list[tuple[object, str]] = []
+        self.left = 0
+        self.ticks_per_plan = ticks_per_plan
+        self.end_state = end_state
+        self.ticks = 0
+
+    @property
+    def busy(self):
+        return self.left > 0
+
+    def submit(self, plan, plan_id):
+        assert not self.busy
+        self.submitted.append((plan, plan_id))
+        self.left = self.ticks_per_plan
+
+    def tick(self):
+        self.ticks += 1
+        if self.left:
+            self.left -= 1
+        return Status("running" if self.left else self.end_state)
+
+    def resume(self):
+        return Status("idle")
+
+
+def plan(current, target, memory=None):
+    acts = (Action(op="move", reason="r", partition="p", source="a", target="b"),)
+    p = plan_of({}, {}, current, target, acts, reason=f"{current}->{target}")
+    return replace(p, memory=memory or DecisionMemory(step=2, first_decision_done=True))
+
+
+def empty_plan(n=3):
+    return plan_of({}, {}, n, n, (), reason="healthy")
+
+
+class Seen(LoopObserver):
+    def __init__(self):
+        self.holds, self.decisions, self.actions = [], [], []
+
+    def on_hold(self, now, cause, words):
+        self.holds.append((now, cause, words))
+
+    def on_decision(self, now, plan, plan_id, snapshot):
+        self.decisions.append((now, plan, plan_id))
+
+    def on_action(self, now, event, plan_id, status):
+        self.actions.append((now, event))
+
+
+def make(decide, *, collector=None, executor=None, settings=None, policy=None, may_act=None, memory=None):
+    col = collector or FakeCollector()
+    ex = executor or FakeExecutor()
+    seen = Seen()
+    loop = ControlLoop(col, ex, policy or PolicyConfig(), settings or LoopSettings(memory_path=None),
+                       FakeClock(), observers=[seen], may_act=may_act, memory=memory,
+                       decide_fn=lambda snap, pol, mem: decide())
+    return loop, col, ex, seen
+
+
+def test_samples_every_interval_and_decides_every_n_samples():
+    loop, col, ex, seen = make(empty_plan)
+    loop.run(until=30 * 13)
+    assert col.polls == [30.0 * i for i in range(13)]
+    # decisions after the 6th and the 12th sample
+    assert [d[0] for d in seen.decisions] == [150.0, 330.0]
+    assert ex.submitted == []
+
+
+def test_holds_on_stale_metrics_and_never_acts_on_them():
+    loop, col, ex, seen = make(lambda: plan(3, 4), collector=FakeCollector(complete=False))
+    loop.run(until=600)
+    assert ex.submitted == [] and seen.decisions == []
+    assert seen.holds and all(c == HoldCause.STALE_METRICS for _, c, _ in seen.holds)
+    assert "fresh" in seen.holds[0][2]
+    # it tries again at every sample after the 6th, not only every 6 samples
+    assert [h[0] for h in seen.holds][:3] == [150.0, 180.0, 210.0]
+    col.complete = True
+    loop.run(until=700)
+    assert len(ex.submitted) == 1
+
+
+def test_clears_history_after_every_actuation_and_waits_n_samples_again():
+    loop, col, ex, seen = make(lambda: plan(3, 4), executor=FakeExecutor(ticks_per_plan=4))
+    loop.run(until=150 + 1)
+    assert len(ex.submitted) == 1 and col.clears == 0
+    loop.run(until=150 + 4 * 5 + 1)
+    assert col.clears == 1 and not ex.busy
+    done_at = [t for t, e in seen.actions if e == "done"][0]
+    # no sampling while the plan ran; sampling restarts at once, decision after 6 new samples
+    assert all(not (150 < t < done_at) for t in col.polls)
+    loop.run(until=done_at + 30 * 6)
+    assert [d[0] for d in seen.decisions][1] == done_at + 30 * 5
+
+
+def test_cooldown_after_scale_out_holds_size_changes():
+    plans = iter([plan(3, 4), plan(4, 5), plan(4, 5), plan(4, 5)])
+    loop, col, ex, seen = make(lambda: next(plans),
+                               settings=LoopSettings(memory_path=None, cooldown_after_scale_out_s=400))
+    loop.run(until=150 + 15 + 1)  # first plan done at 165
+    assert len(ex.submitted) == 1
+    loop.run(until=165 + 150 + 1)  # next decision at 315: within 400 s of 165
+    assert [c for _, c, _ in seen.holds] == [HoldCause.COOLDOWN]
+    assert len(ex.submitted) == 1
+    loop.run(until=165 + 150 + 180 + 1)  # 495: 330 s after — still held
+    loop.run(until=165 + 150 + 360 + 1)  # 675: past the cooldown
+    assert len(ex.submitted) == 2
+
+
+def test_vetoed_plan_does_not_advance_the_memory():
+    plans = iter([plan(3, 4, DecisionMemory(step=2, first_decision_done=True)),
+                  plan(4, 5, DecisionMemory(step=4, first_decision_done=True))])
+    loop, *_ = make(lambda: next(plans), settings=LoopSettings(memory_path=None, cooldown_after_scale_out_s=1e9))
+    loop.run(until=150 + 15 + 150 + 1)
+    assert loop.memory.step == 2  # the vetoed scale-out by 1 -> step 4 never happened
+
+
+def test_scale_in_needs_the_stabilization_window():
+    loop, col, ex, seen = make(lambda: plan(5, 4),
+                               settings=LoopSettings(memory_path=None, scale_in_stabilization_s=300))
+    loop.run(until=150 + 1)
+    assert ex.submitted == [] and seen.holds[-1][1] == HoldCause.STABILIZATION
+    loop.run(until=330 + 1)  # wanted for 180 s: still held
+    assert ex.submitted == []
+    loop.run(until=510 + 1)  # wanted for 360 s without a break
+    assert len(ex.submitted) == 1
+
+
+def test_a_break_restarts_the_stabilization_window():
+    plans = iter([plan(5, 4), empty_plan(5), plan(5, 4), plan(5, 4), plan(5, 4)])
+    loop, col, ex, seen = make(lambda: next(plans),
+                               settings=LoopSettings(memory_path=None, scale_in_stabilization_s=300))
+    loop.run(until=150 + 180 * 3 + 1)  # decisions at 150, 330, 510, 690
+    assert ex.submitted == []
+    loop.run(until=150 + 180 * 4 + 1)  # 870: wanted since 510 -> 360 s
+    assert len(ex.submitted) == 1
+
+
+def test_not_leader_holds():
+    loop, col, ex, seen = make(lambda: plan(3, 4), may_act=lambda: False)
+    loop.run(until=400)
+    assert ex.submitted == [] and {c for _, c, _ in seen.holds} == {HoldCause.NOT_LEADER}
+
+
+def test_plan_outside_min_max_nodes_is_held():
+    loop, col, ex, seen = make(lambda: plan(3, 9), policy=PolicyConfig(max_nodes=8))
+    loop.run(until=200)
+    assert ex.submitted == [] and seen.holds[-1][1] == HoldCause.BOUNDS
+
+
+def test_survives_bad_ticks_with_bounded_backoff():
+    clock_loop, col, ex, seen = make(empty_plan, collector=FakeCollector(fail_polls=6),
+                                     settings=LoopSettings(memory_path=None, error_backoff_s=(1, 2, 4)))
+    clock_loop.run(until=100)
+    assert clock_loop.clock.slept[:6] == [1, 2, 4, 4, 4, 4]
+    assert clock_loop.counters.errors == 6
+    assert [c for _, c, _ in seen.holds] == [HoldCause.ERROR] * 6
+    assert col.polls  # then it went on sampling
+
+
+def test_failed_plan_is_counted_and_history_cleared():
+    loop, col, ex, seen = make(lambda: plan(3, 4), executor=FakeExecutor(2, end_state="failed"))
+    loop.run(until=200)
+    assert loop.counters.plans_failed == 1 and col.clears == 1
+
+
+def test_memory_is_persisted_and_reloaded(tmp_path):
+    path = str(tmp_path / "memory.json")
+    loop, *_ = make(lambda: plan(3, 4, DecisionMemory(step=4, first_decision_done=True)),
+                    memory=MemoryStore(path))
+    loop.run(until=160)
+    again, *_ = make(empty_plan, memory=MemoryStore(path))
+    assert again.memory.step == 4 and again.memory.first_decision_done
+
+
+def test_an_observer_that_raises_does_not_stop_the_loop():
+    class Bad(LoopObserver):
+        def on_sample(self, now, n):
+            raise ValueError("boom")
+    loop, col, ex, seen = make(empty_plan)
+    loop.observers.insert(0, Bad())
+    loop.run(until=200)
+    assert len(col.polls) == 7 and loop.counters.errors == 0
+
+
+def test_end_to_end_on_the_simulated_cluster(sim_stack):
+    run = sim_stack("met", config=quiet_config(loop={"cooldown_after_scale_out_s": 0}))
+    run.run(until=1200)
+    rec = run.recorder
+    assert rec.decisions and rec.decisions[0].t == 150.0
+    assert rec.errors == []
+    # the first decision reconfigures (or scales out): a plan went through the executor
+    assert rec.plan_events and rec.plan_events[0][1] == "submitted"
+    done = [t for t, ev, _ in rec.plan_events if ev == "done"]
+    assert done, rec.plan_events
+    profiles = {n.profile for n in run.cluster.nodes if n.rs_state == "active"}
+    assert profiles - {"default"}, profiles  # MET configured nodes for their partitions
+    # after the plan the history was cleared: the next decision came 6 samples later
+    later = [d.t for d in rec.decisions if d.t > done[0]]
+    assert not later or later[0] >= done[0] + 150
+
+
+class WithoutFirstHost:
+    """A metrics source whose first host stopped reporting (its gmond died)."""
+
+    def __init__(self, source):
+        self.source = source
+
+    def sample(self):
+        s = self.source.sample()
+        return replace(s, hosts=s.hosts[1:])
+
+
+def test_stale_simulated_metrics_hold(sim_stack):
+    run = sim_stack("met", wrap_sources=lambda sources: [WithoutFirstHost(s) for s in sources])
+    run.run(until=400)
+    assert run.recorder.decisions == [] and run.recorder.plan_events == []
+    assert {c for _, c, _ in run.recorder.holds} == {"stale_metrics"}
+    assert run.cluster.events == [] or all(e.kind not in ("launch", "move", "restart") for e in run.cluster.events)

@@ -1,0 +1,92 @@
+"""Report scores: SLO violations as the incremental-elasticity paper counts them, Dory et al.'s
+elasticity score, the CSV and the plots."""
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from controller.report import Series, elasticity_scores, slo_scores, write_report
+
+
+def series(latency, throughput, busy=None, dt=1.0, vms=None):
+    n = len(latency)
+    return Series(t=np.arange(n) * dt, ops=np.asarray(throughput, float).reshape(n, 1) * dt,
+                  latency_ms=np.asarray(latency, float), vms=np.asarray(vms if vms is not None else [3] * n, float),
+                  servers=np.full(n, 3.0), busy=np.asarray(busy if busy is not None else [False] * n),
+                  dt=dt, workloads=["A"])
+
+
+@given(lat=st.lists(st.floats(0, 200), min_size=2, max_size=60),
+       thr=st.floats(1, 1e4), slo=st.floats(1, 150), width=st.integers(1, 5))
+def test_slo_score_counts_windows_over_the_target(lat, thr, slo, width):
+    s = series(lat, [thr] * len(lat))
+    got = slo_scores(s, slo, width)
+    # brute force: windows of `width` seconds, mean latency (equal throughput) against the SLO
+    count, magnitude = 0, 0.0
+    for i in range(len(lat) // width):
+        m = sum(lat[i * width:(i + 1) * width]) / width
+        if m > slo:
+            count += 1
+            magnitude += m - slo
+    assert got["intervals"] == count
+    assert abs(got["magnitude_ms"] - magnitude) < 1e-6 * max(1.0, magnitude)
+
+
+def test_slo_during_actions_only_counts_busy_windows():
+    lat = [100] * 10
+    busy = [False] * 4 + [True] * 2 + [False] * 4
+    got = slo_scores(series(lat, [10] * 10, busy), 50, 2)
+    assert got["intervals"] == 5 and got["intervals_during_actions"] == 1
+
+
+def _bump_run(height, width_s, pre=600, post=1200):
+    n = pre + post
+    thr = np.full(n, 1000.0)
+    thr[pre: pre + width_s] = 1000.0 / height  # request sets take `height` times longer
+    lat = 50.0 * 1000.0 / thr
+    busy = np.zeros(n, bool)
+    busy[pre: pre + width_s] = True
+    return series(lat, thr, busy)
+
+
+def test_elasticity_score_is_lower_for_a_smaller_disturbance():
+    small = elasticity_scores(_bump_run(1.5, 60), [(600.0, 3, 4)], [660.0], [])
+    big = elasticity_scores(_bump_run(3.0, 300), [(600.0, 3, 4)], [900.0], [])
+    assert small[0]["score"] is not None and big[0]["score"] is not None
+    assert 0 <= small[0]["score"] < big[0]["score"]
+    assert small[0]["stabilized_after_s"] < big[0]["stabilized_after_s"]
+
+
+def test_elasticity_score_is_zero_for_no_disturbance():
+    flat = elasticity_scores(_bump_run(1.0, 60), [(600.0, 3, 4)], [660.0], [])
+    assert flat[0]["score"] == 0.0
+
+
+def test_no_stabilisation_gives_no_score():
+    rng = np.random.default_rng(0)
+    n = 1200
+    thr = np.full(n, 1000.0)
+    thr[600:] = rng.uniform(100, 2000, 600)  # never settles
+    s = series(50.0 * 1000.0 / thr, thr)
+    got = elasticity_scores(s, [(600.0, 3, 4)], [610.0], [])
+    assert got[0]["score"] is None
+
+
+def test_write_report_files(sim_stack, tmp_path):
+    run = sim_stack("tiramola")
+    run.run(until=300)
+    summary = write_report(run, tmp_path, "tiramola")
+    on_disk = json.loads((tmp_path / "summary.json").read_text())
+    for key in ("total_ops", "mean_throughput", "node_minutes", "max_nodes", "actions",
+                "slo_violation_intervals", "slo_violation_magnitude", "elasticity", "wall_time_s"):
+        assert key in on_disk
+    assert on_disk["total_ops"] == summary["total_ops"] > 0
+    rows = list(csv.DictReader((tmp_path / "timeseries.csv").open()))
+    assert len(rows) == 300
+    assert abs(sum(float(r["throughput_ops_s"]) for r in rows) - summary["total_ops"]) < 1e-3 * summary["total_ops"]
+    for png in ("throughput.png", "cumulative.png", "latency.png"):
+        data = (tmp_path / png).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000

@@ -1,0 +1,164 @@
+"""The simulated cluster: deterministic, actions take time and cost capacity, incremental
+transfer serves moved partitions earlier than parallel transfer."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simulator.settings import SimulatorSettings
+
+
+def _series(cl):
+    return np.array(cl.rec_ops), np.array(cl.rec_latency_ms)
+
+
+def test_same_seed_same_run(sim_cluster):
+    runs = []
+    for _ in range(2):
+        cl = sim_cluster(initial_placement="random")
+        cl.run_until(120)
+        cl.move(0, 1)
+        cl.run_until(240)
+        runs.append((_series(cl), list(cl.region_ids), cl.reg_server.copy()))
+    (a_ops, a_lat), a_ids, a_srv = runs[0]
+    (b_ops, b_lat), b_ids, b_srv = runs[1]
+    assert np.array_equal(a_ops, b_ops) and np.array_equal(a_lat, b_lat)
+    assert a_ids == b_ids and np.array_equal(a_srv, b_srv)
+
+
+def test_another_seed_places_randomly_elsewhere(sim_cluster, small_scenario):
+    a = sim_cluster(small_scenario(initial_placement="random", seed=1))
+    b = sim_cluster(small_scenario(initial_placement="random", seed=2))
+    assert a.region_ids != b.region_ids
+
+
+def test_one_hour_with_six_workloads_and_about_30_regions_runs(sim_cluster, small_scenario):
+    wl = [{"name": n, "ycsb": n, "regions": 5, "records": 500_000} for n in "ABCDEF"]
+    cl = sim_cluster(small_scenario(workloads=wl, duration_s=3600, initial_nodes=6))
+    cl.run_until(3600)
+    assert len(cl.rec_t) == 3600 and len(cl.region_ids) == 30
+    assert np.all(np.isfinite(np.array(cl.rec_ops))) and np.array(cl.rec_ops).sum() > 0
+
+
+def test_launch_boots_then_joins(sim_cluster):
+    cl = sim_cluster()
+    a = cl.settings.actions
+    node = cl.launch("read", {"metctl:managed": "true", "metctl:cluster": "demo"})
+    cl.run_until(a.vm_boot_s - 1)
+    assert node.vm_state == "booting" and node.rs_state == "absent"
+    cl.run_until(a.vm_boot_s + 1)
+    assert node.vm_state == "running" and node.rs_state == "absent"
+    cl.run_until(a.vm_boot_s + a.rs_join_s + 1)
+    assert node.rs_state == "active"
+
+
+def test_move_makes_the_region_unavailable_briefly(sim_cluster):
+    cl = sim_cluster()
+    cl.run_until(60)
+    r = int(np.where(cl.reg_server == 0)[0][0])
+    cl.move(r, 1)
+    assert cl.reg_server[r] == -1 and cl.reg_assigned[r] == -1
+    cl.run_until(cl.t + 1)
+    assert cl.reg_server[r] == -1
+    cl.run_until(cl.t + cl.settings.actions.move_s + 1)
+    assert cl.reg_server[r] == 1 and cl.reg_reads[r] < 1e5  # counters restarted on the new server
+    assert cl.reg_warmth[r] < 1.0  # its new server's cache is cold
+
+
+def test_restart_takes_seconds_and_changes_profile(sim_cluster):
+    cl = sim_cluster()
+    cl.run_until(30)
+    node = cl.nodes[0]
+    cl.restart(node, "read")
+    a = cl.settings.actions
+    cl.run_until(cl.t + a.restart_stop_s + a.restart_start_s - 2)
+    assert node.rs_state == "restarting" and node.profile == "default"
+    cl.run_until(cl.t + 3)
+    assert node.rs_state == "active" and node.profile == "read"
+    assert np.all(cl.reg_server[cl.reg_assigned == 0] == 0)  # its regions came back
+
+
+def test_compaction_takes_size_over_speed_and_restores_locality(sim_cluster):
+    cl = sim_cluster()
+    cl.run_until(10)
+    r = 0
+    cl.reg_locality[r] = 0.2
+    cl.compact(r)
+    expected = cl.reg_size[r] / cl.settings.actions.compaction_mb_s
+    cl.run_until(cl.t + expected * 0.8)
+    assert r in cl.compactions
+    cl.run_until(cl.t + expected * 0.3 + 2)
+    assert r not in cl.compactions and cl.reg_locality[r] == 1.0
+
+
+def test_actions_cost_capacity(sim_cluster):
+    base = sim_cluster()
+    base.run_until(200)
+    busy = sim_cluster()
+    busy.run_until(100)
+    for r in range(len(busy.region_ids)):
+        busy.compact(r)
+    busy.run_until(200)
+    # compacting everything at once loads the disks: fewer operations in the same window
+    assert np.array(busy.rec_ops)[110:200].sum() < np.array(base.rec_ops)[110:200].sum()
+
+
+def test_cpu_and_io_follow_the_work(sim_cluster):
+    cl = sim_cluster()
+    cl.run_until(60)
+    before = [cl.host_metrics(n)[0] for n in cl.nodes]
+    assert all(0 < c <= 1 for c in before)
+    for r in np.where(cl.reg_server == 0)[0]:
+        cl.move(int(r), 1)  # node 0 gives all its work to node 1
+    cl.run_until(cl.t + 60)
+    after = [cl.host_metrics(n) for n in cl.nodes]
+    assert after[0][0] < 0.02 and after[0][1] < 0.02  # no work, no cpu, no io wait
+    assert after[0][2] < before[0] or after[0][2] < 1  # memory stays a fraction
+    idle = sim_cluster(workloads=[{"name": "C", "ycsb": "C", "threads": 1, "target_ops": 10}])
+    idle.run_until(60)
+    assert max(idle.host_metrics(n)[0] for n in idle.nodes) < 0.05
+
+
+def _transfer_run(sim_cluster, mode):
+    settings = SimulatorSettings(data_transfer=mode)
+    cl = sim_cluster(settings=settings)
+    cl.balancer_on = False  # only our moves
+    new = cl.launch("default", {"metctl:managed": "true", "metctl:cluster": "demo"})
+    cl.run_until(cl.settings.actions.vm_boot_s + cl.settings.actions.rs_join_s + 2)
+    assert new.rs_state == "active"
+    start = cl.t
+    moved = [int(np.where(cl.reg_server == k)[0][0]) for k in range(3)]  # one from each source
+    for r in moved:
+        cl.move(r, new.index)
+    first_served, all_served = None, None
+    while cl.t < start + 600 and all_served is None:
+        cl.run_until(cl.t + 1)
+        on_new = [cl.reg_server[r] == new.index for r in moved]
+        if any(on_new) and first_served is None:
+            first_served = cl.t - start
+        if all(on_new):
+            all_served = cl.t - start
+    return first_served, all_served
+
+
+def test_incremental_serves_moved_partitions_earlier_parallel_finishes_sooner(sim_cluster):
+    inc_first, inc_all = _transfer_run(sim_cluster, "incremental")
+    par_first, par_all = _transfer_run(sim_cluster, "parallel")
+    # incremental elasticity: capacity arrives step by step (the first partition is served long
+    # before the last); parallel: nothing is served until every copy arrived, but the receiver's
+    # link is shared by all senders, so the whole transfer ends sooner (incr. paper, Fig. 3).
+    assert inc_first < inc_all
+    assert par_first == par_all
+    assert inc_first < par_first
+    assert par_all < inc_all
+
+
+@pytest.mark.parametrize("mode", ["incremental", "parallel"])
+def test_transfer_loads_sender_and_receiver(sim_cluster, mode):
+    cl = sim_cluster(settings=SimulatorSettings(data_transfer=mode))
+    cl.run_until(20)
+    r = int(np.where(cl.reg_server == 0)[0][0])
+    cl.move(r, 1)
+    cl.step(1.0)
+    bg_cpu, bg_disk = cl._bg
+    assert bg_cpu[0] > 0 and bg_cpu[1] > 0 and bg_disk[0] > 0 and bg_cpu[2] == 0
