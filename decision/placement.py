@@ -100,13 +100,19 @@ def share_nodes(counts: Mapping[str, int], measure: Mapping[str, float],
     return given
 
 
-def lpt(loads: np.ndarray, nodes: int, cap: int | None = None) -> np.ndarray:
+def lpt(loads: np.ndarray, nodes: int, cap: int | None = None,
+        preferred: np.ndarray | None = None, tolerance: float = 0.0) -> np.ndarray:
     """Longest Processing Time first with an optional per-node job cap (MET Algorithm 2).
 
     Jobs in decreasing load (ties: lower index first) each go to the least loaded node (ties:
     lower node index) that holds fewer than `cap` jobs. Returns the node index of each job.
     Without a cap the makespan is within 4/3 - 1/(3m) of the optimum; the cap trades some of
     that balance for an even partition count.
+
+    Sticky variant (`preferred` given and `tolerance` > 0): a job whose preferred node (where
+    it is now; -1 for none) is not full and carries at most `tolerance` x (mean node load)
+    more than the least loaded node goes there instead — each choice costs at most that much
+    balance, and small load drifts no longer reshuffle everything.
     """
     loads = np.asarray(loads, dtype=np.float64)
     n = loads.shape[0]
@@ -116,22 +122,53 @@ def lpt(loads: np.ndarray, nodes: int, cap: int | None = None) -> np.ndarray:
         raise ValueError(f"cap {cap} x {nodes} nodes cannot hold {n} jobs")
     order = np.argsort(-loads, kind="stable")
     weights = loads[order].tolist()
-    chosen = [0] * n
-    heap = [(0.0, i) for i in range(nodes)]  # sorted, hence already a heap
-    held = [0] * nodes
     limit = cap if cap is not None else n + 1
-    replace, pop = heapq.heapreplace, heapq.heappop
-    for k, w in enumerate(weights):
-        load, i = heap[0]
-        chosen[k] = i
-        held[i] += 1
-        if held[i] >= limit:
-            pop(heap)
-        else:
-            replace(heap, (load + w, i))
+    if preferred is not None and tolerance > 0:
+        chosen = _sticky_lpt(weights, np.asarray(preferred)[order].tolist(), nodes, limit,
+                             tolerance * float(loads.sum()) / nodes)
+    else:
+        chosen = [0] * n
+        heap = [(0.0, i) for i in range(nodes)]  # sorted, hence already a heap
+        held = [0] * nodes
+        replace, pop = heapq.heapreplace, heapq.heappop
+        for k, w in enumerate(weights):
+            load, i = heap[0]
+            chosen[k] = i
+            held[i] += 1
+            if held[i] >= limit:
+                pop(heap)
+            else:
+                replace(heap, (load + w, i))
     result = np.empty(n, dtype=np.int64)
     result[order] = chosen
     return result
+
+
+def _sticky_lpt(weights: list[float], prefs: list[int], nodes: int, limit: int,
+                slack: float) -> list[int]:
+    """LPT over jobs already in decreasing order, keeping a job on its preferred node when
+    that costs at most `slack` of balance. Heap entries go stale when a node takes a job out
+    of heap order; a stale or full entry is dropped when it reaches the top."""
+    chosen = [0] * len(weights)
+    heap = [(0.0, i) for i in range(nodes)]
+    held = [0] * nodes
+    node_load = [0.0] * nodes
+    push, pop = heapq.heappush, heapq.heappop
+    for k, w in enumerate(weights):
+        while True:
+            load, top = heap[0]
+            if held[top] < limit and load == node_load[top]:
+                break
+            pop(heap)
+        pref = prefs[k]
+        i = pref if (0 <= pref < nodes and held[pref] < limit
+                     and node_load[pref] <= load + slack) else top
+        chosen[k] = i
+        held[i] += 1
+        node_load[i] += w
+        if held[i] < limit:
+            push(heap, (node_load[i], i))  # the old entry of i is now stale
+    return chosen
 
 
 @dataclass(frozen=True)
@@ -147,8 +184,12 @@ class Placement:
 
 
 def place(reads: np.ndarray, writes: np.ndarray, scans: np.ndarray, nodes: int,
-          policy: PolicyConfig) -> Placement:
-    """Classify, share `nodes` among the groups, and LPT each group onto its nodes."""
+          policy: PolicyConfig, preferred_slot: np.ndarray | None = None) -> Placement:
+    """Classify, share `nodes` among the groups, and LPT each group onto its nodes.
+
+    `preferred_slot` (per partition, -1 for none) feeds the sticky LPT when
+    policy.keep_tolerance > 0: the slot its current node was matched to in a first pass.
+    Slots are laid out by group in GROUPS order, so the same loads give the same layout."""
     codes = classify(reads, writes, scans, policy)
     load = np.asarray(reads, np.float64) + np.asarray(writes, np.float64) + np.asarray(scans)
     final = codes.copy()
@@ -175,7 +216,12 @@ def place(reads: np.ndarray, writes: np.ndarray, scans: np.ndarray, nodes: int,
             continue
         members = np.flatnonzero(final == GROUPS.index(g))
         cap = -(-members.shape[0] // m)  # ceil(partitions / nodes), MET's per-node maximum
-        slot_of[members] = len(slot_group) + lpt(load[members], m, cap)
+        first = len(slot_group)
+        pref = None
+        if preferred_slot is not None and policy.keep_tolerance > 0:
+            local = np.asarray(preferred_slot)[members] - first
+            pref = np.where((local >= 0) & (local < m), local, -1)
+        slot_of[members] = first + lpt(load[members], m, cap, pref, policy.keep_tolerance)
         slot_group.extend([g] * m)
     return Placement(codes, slot_of, tuple(slot_group), given,
                      {g: counts[g] for g in given}, merged)

@@ -68,6 +68,12 @@ class PolicyConfig(BaseModel):
         "count", description="How many nodes each group gets: in proportion to its share of "
         "partitions (`count`, MET) or of requests (`load`).")
 
+    keep_tolerance: float = Field(
+        0.0, ge=0, le=1, description="Sticky LPT: a partition stays on the node it is on when "
+        "that node carries at most this fraction of the group's mean node load more than LPT's "
+        "least loaded choice. 0 is MET's pure LPT, which re-places nearly every partition "
+        "whenever loads shift a little; 0.05 keeps most in place at a small cost in balance.")
+
     # --- Stage D: reconciliation and the plan --------------------------------------------
     max_moves: StrictInt | StrictFloat | None = Field(
         None, description="Cap on partition moves in one plan: an integer is an absolute count "

@@ -6,10 +6,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from decision import CAUSES, OPS, DecisionMemory, PolicyConfig, decide
+from decision.arrays import SnapshotArrays
+from decision.core import plan_targets
 from decision.model import ClusterSnapshot
 from decision.reconcile import match_greedy, retained
 from tests.fixtures.snapshots import (
-    later, make_snapshot, node, partition, snapshots, ycsb_mix_snapshot,
+    carry_out, later, zipf_cluster, make_snapshot, node, partition, snapshots, ycsb_mix_snapshot,
 )
 
 P = PolicyConfig()
@@ -134,19 +136,16 @@ def test_scale_out_moves_onto_placeholders():
     assert "new-1" in {a.node for a in plan.assignment}
 
 
-def test_moves_never_exceed_greedy_on_the_same_targets():
-    snap = ycsb_mix_snapshot(cpu=0.8)
-    plan = decide(snap, P, DONE)
+@pytest.mark.parametrize("keep_tolerance", [0.0, 0.05])
+def test_moves_never_exceed_greedy_on_the_same_targets(keep_tolerance):
+    policy = PolicyConfig(keep_tolerance=keep_tolerance)
+    snap = carry_out(ycsb_mix_snapshot(cpu=0.8), decide(ycsb_mix_snapshot(cpu=0.8), policy,
+                                                        DONE), drift=0.2, seed=3, cpu=0.8)
+    plan = decide(snap, policy, DONE)
     check_plan(snap, plan)
-    # Recompute MET's greedy matching over the same targets and count its moves.
-    from decision.arrays import SnapshotArrays
-    from decision.placement import place
+    # MET's greedy matching over the same targets, and its moves.
     arrays = SnapshotArrays(snap)
-    placement = place(arrays.reads, arrays.writes, arrays.scans, plan.sizing.target, P)
-    codes = {p: i for i, p in enumerate(("read", "write", "read_write", "scan", "default"))}
-    import numpy as np
-    node_profile = np.array([codes[n.profile] for n in arrays.active])
-    slot_profile = np.array([codes[g] for g in placement.slot_group])
+    placement, node_profile, slot_profile, _ = plan_targets(arrays, plan.sizing.target, policy)
     greedy = match_greedy(arrays.node_of, placement.slot_of, node_profile, slot_profile)
     greedy_moves = len(snap.partitions) - retained(arrays.node_of, placement.slot_of, greedy)
     assert plan.summary.moves <= greedy_moves
@@ -200,6 +199,22 @@ def test_write_nodes_tolerate_lower_locality():
     assert not any(a.op == "compact" for a in plan.actions)
     strict = decide(snap, PolicyConfig(compact_locality_write=0.9), DONE)
     assert any(a.op == "compact" for a in strict.actions)
+
+
+def test_sticky_lpt_moves_far_fewer_after_a_small_drift():
+    first = zipf_cluster(20, 30, seed=5, exponent=0.3, cpu=0.65, mix=False)
+    moves = {}
+    for tol in (0.0, 0.05):
+        policy = PolicyConfig(keep_tolerance=tol)
+        after = carry_out(first, decide(first, policy, DONE), drift=0.05, seed=9, cpu=0.65)
+        plan = decide(after, policy, DONE)
+        check_plan(after, plan)
+        moves[tol] = plan.summary.moves
+        # Balance stays close to the lower bound max(largest, total / nodes) / mean.
+        loads = [p.requests for p in after.partitions]
+        mean = sum(loads) / plan.sizing.target
+        assert plan.summary.max_load_ratio <= max(max(loads), mean) / mean * (1 + 2 * tol) + 0.1
+    assert moves[0.05] < moves[0.0] / 2
 
 
 def test_static_never_acts():

@@ -115,6 +115,29 @@ def test_lpt_with_cap_never_over_the_cap_and_places_everything(loads, m):
     assert np.bincount(node, minlength=m).max() <= cap
 
 
+@given(st.lists(st.floats(0, 1e4, allow_nan=False), min_size=1, max_size=120), st.integers(1, 10),
+       st.floats(0.01, 0.5), st.data())
+def test_sticky_lpt_cost_is_bounded_and_cap_kept(loads, m, tolerance, data):
+    loads = np.array(loads)
+    prefs = np.array(data.draw(st.lists(st.integers(-1, m - 1), min_size=len(loads),
+                                        max_size=len(loads))))
+    node = lpt(loads, m, None, prefs, tolerance)
+    makespan = np.bincount(node, weights=loads, minlength=m).max()
+    # Each job lands on a node at most tolerance x mean above the least loaded one.
+    assert makespan <= loads.sum() / m * (1 + tolerance) + loads.max() + 1e-6
+    cap = math.ceil(len(loads) / m)
+    capped = lpt(loads, m, cap, prefs, tolerance)
+    assert np.bincount(capped, minlength=m).max() <= cap
+    assert lpt(loads, m, cap, prefs, 0.0).tolist() == lpt(loads, m, cap).tolist()
+
+
+def test_sticky_lpt_keeps_jobs_where_they_are_when_balanced():
+    loads = np.array([5.0, 4.0, 3.0, 3.0, 2.0, 1.0])
+    prefs = np.array([1, 0, 0, 1, 1, 0])  # a placement with loads 8 and 10 (mean 9)
+    assert lpt(loads, 2, 3, prefs, 0.25).tolist() == prefs.tolist()
+    assert lpt(loads, 2, 3).tolist() != prefs.tolist()
+
+
 def test_the_cap_can_cost_balance():
     # Why the Graham bound is only claimed without the cap: one big job and many small ones.
     # The node with the big job must still take its share of small jobs once the others are full.
