@@ -153,7 +153,7 @@ def main() -> None:
     n_hosts = len(parse_dump(dump))
     print(f"ganglia: gmetad dump {len(dump) / 2**20:.1f} MiB, {n_hosts} hosts x {len(METRICS_30)} "
           f"metrics: parse+map median {statistics.median(t):.1f} ms, min {min(t):.1f} ms, "
-          f"max {max(t):.1f} ms (target < 200 ms)")
+          f"max {max(t):.1f} ms (target < 200 ms)", flush=True)
 
     text = jmx_regions_text(1000)
 
@@ -164,36 +164,48 @@ def main() -> None:
     t = timed(jmx_once, 15)
     print(f"hbase /jmx: answer {len(text) / 2**20:.1f} MiB, {len(jmx_once())} regions x "
           f"{len(REGION_METRICS)} metrics: json+parse median {statistics.median(t):.1f} ms, "
-          f"min {min(t):.1f} ms, max {max(t):.1f} ms (target < 200 ms)")
+          f"min {min(t):.1f} ms, max {max(t):.1f} ms (target < 200 ms)", flush=True)
 
     # Memory over many polls: the collector's history must stay bounded (splits, resets,
-    # clear() after every 60 polls as the control loop does after an actuation).
+    # clear() after every 60 polls as the control loop does after an actuation). RSS and the
+    # count of live Python objects over the full run; tracemalloc (slow) over a shorter one.
+    print(f"collector: {args.polls} polls of {args.hosts} hosts + ~{args.regions} regions "
+          "(split every 100, reset every 50, snapshot every 6, never cleared)", flush=True)
+    run_polls(args, args.polls, traced=False, clear_every=0)
+    traced = max(10, args.polls // 10)
+    print(f"collector under tracemalloc: {traced} polls, cleared every 60 as after actuations",
+          flush=True)
+    run_polls(args, traced, traced=True, clear_every=60)
+
+
+def run_polls(args: argparse.Namespace, polls: int, traced: bool, clear_every: int) -> None:
     src = SyntheticSource(args.hosts, args.regions)
     c = Collector([src], MonitorSettings())
-    tracemalloc.start()
-    marks = {max(1, args.polls // 10) * k - 1 for k in range(1, 11)}
-    print(f"collector: {args.polls} polls of {args.hosts} hosts + ~{args.regions} regions "
-          "(split every 100, reset every 50, snapshot every 6, clear every 60)")
-    first = None
+    marks = {max(1, polls // 10) * k - 1 for k in range(1, 11)}
+    if traced:
+        tracemalloc.start()
+    figures = []
     t0 = time.perf_counter()
-    for i in range(1, args.polls + 1):
+    for i in range(1, polls + 1):
         c.poll(src.t + 30.0)
         if i % 6 == 0:
-            snap = c.snapshot(src.t)
-            c.complete_enough(snap)
+            c.complete_enough(c.snapshot(src.t))
         if i in marks:
             gc.collect()
-            cur, peak = tracemalloc.get_traced_memory()
-            first = first or cur
-            print(f"  poll {i:6d}: traced {cur / 2**20:7.2f} MiB (peak {peak / 2**20:6.2f}), "
-                  f"RSS {rss_mb():6.1f} MiB, partitions tracked {len(c._parts)}")
-        if i % 60 == 0:
+            fig = (tracemalloc.get_traced_memory()[0] / 2**20 if traced else len(gc.get_objects()))
+            figures.append(fig)
+            print(f"  poll {i:6d}: " + (f"traced {fig:7.2f} MiB" if traced else
+                                        f"{fig:8d} live objects") +
+                  f", RSS {rss_mb():6.1f} MiB, partitions tracked {len(c._parts)}", flush=True)
+        if clear_every and i % clear_every == 0:
             c.clear()
     elapsed = time.perf_counter() - t0
-    cur, _ = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    print(f"  {elapsed / args.polls * 1000:.2f} ms per poll (incl. building the sample); traced "
-          f"memory first mark {first / 2**20:.2f} MiB -> last {cur / 2**20:.2f} MiB")
+    if traced:
+        tracemalloc.stop()
+    unit = "MiB traced" if traced else "live objects"
+    print(f"  {elapsed / polls * 1000:.2f} ms per poll (incl. building the synthetic sample); "
+          f"{unit}: first mark {figures[0]:.2f}, last {figures[-1]:.2f}, max {max(figures):.2f}",
+          flush=True)
 
 
 if __name__ == "__main__":

@@ -58,6 +58,7 @@ def fetch_dump(endpoint: str, connect_timeout_s: float, read_timeout_s: float,
                max_bytes: int) -> bytes:
     """The whole XML dump from HOST:PORT. gmond/gmetad write it and close the connection."""
     host, _, port = endpoint.rpartition(":")
+    host = host.strip("[]")  # [::1]:8649
     try:
         conn = socket.create_connection((host, int(port)), timeout=connect_timeout_s)
     except OSError as err:
