@@ -1,9 +1,146 @@
-"""`metctl nodes` (placeholder until its issue lands)."""
+"""`metctl nodes list|launch|terminate` — the infrastructure driver by hand, with the same
+tags and user data the daemon uses (`infrastructure:` in the config picks ec2, openstack or
+local). Only nodes metctl launched for this cluster are listed; terminating anything else is
+refused with exit 2. These commands do not consult the data store: drain a node (or let the
+daemon's plan do it) before terminating it by hand.
+"""
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import asdict
+from typing import Any
+
 import click
 
+from actuator.drivers import TAG_CLUSTER, TAG_LAUNCH, TAG_MANAGED, TAG_PROFILE, DriverError, NotOwnedError
+from actuator.factory import UnsupportedDriver, make_infrastructure
+from actuator.userdata import render_user_data
+from controller.config import load_config
+from controller.errors import BadInput
+from decision.model import PROFILES
 
-@click.command(name="nodes", context_settings={"ignore_unknown_options": True})
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def command(args):
-    """Not built yet."""
-    raise click.ClickException("metctl nodes is not built yet")
+_config_option = click.option("--config", "config_file", metavar="FILE", default=None,
+                              help="metctl config (YAML): cluster name and infrastructure driver. Default: built-in.")
+_format_option = click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+                              show_default=True)
+
+
+def _driver(config_file: str | None):
+    config = load_config(config_file)
+    try:
+        return config, make_infrastructure(config.infrastructure, config.cluster)
+    except UnsupportedDriver as err:
+        raise BadInput(config_file or "(built-in config)", "infrastructure.driver", str(err)) from None
+
+
+def _print_nodes(nodes: list[Any], fmt: str, cluster: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps([{**asdict(n), "tags": dict(n.tags)} for n in nodes], indent=2, sort_keys=True))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"nodes of cluster {cluster} launched by metctl")
+    for col in ("instance", "state", "profile", "address", "launched", "launch token"):
+        table.add_column(col)
+    for n in nodes:
+        launched = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(n.launched_at)) if n.launched_at else ""
+        table.add_row(n.instance_id, n.state, n.profile, n.address or "", launched, n.tags.get(TAG_LAUNCH, ""))
+    Console(width=160).print(table)
+
+
+def _fail(err: DriverError) -> None:
+    raise click.ClickException(str(err))
+
+
+@click.group(name="nodes")
+def command() -> None:
+    """List, launch or terminate the nodes metctl owns (tagged metctl:managed=true)."""
+
+
+@command.command(name="list")
+@_config_option
+@_format_option
+def list_nodes(config_file: str | None, fmt: str) -> None:
+    """Nodes metctl launched for this cluster (terminated ones excluded)."""
+    config, driver = _driver(config_file)
+    try:
+        nodes = driver.nodes()
+    except DriverError as err:
+        _fail(err)
+    _print_nodes(nodes, fmt, config.cluster)
+
+
+@command.command(name="launch")
+@click.option("--profile", type=click.Choice(PROFILES), default="default", show_default=True,
+              help="Node profile (its settings go in the user data).")
+@click.option("--count", type=click.IntRange(1, 20), default=1, show_default=True)
+@click.option("--wait/--no-wait", default=False, help="Wait until every new node runs.")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=600, show_default=True,
+              help="Seconds to wait with --wait.")
+@_config_option
+@_format_option
+def launch(profile: str, count: int, wait: bool, timeout_s: float, config_file: str | None, fmt: str) -> None:
+    """Launch nodes with the daemon's tags and user data."""
+    config, driver = _driver(config_file)
+    batch = f"manual-{uuid.uuid4().hex[:12]}"
+    ids = []
+    try:
+        for k in range(count):
+            tags = {TAG_MANAGED: "true", TAG_CLUSTER: config.cluster, TAG_PROFILE: profile,
+                    TAG_LAUNCH: f"{batch}/{k}/1"}
+            ids.append(driver.launch(profile, render_user_data(config.cluster, profile), tags))
+        if wait:
+            deadline = time.monotonic() + timeout_s
+            while True:
+                states = {n.instance_id: n.state for n in driver.nodes()}
+                if all(states.get(i) == "running" for i in ids):
+                    break
+                bad = [i for i in ids if states.get(i) == "failed"]
+                if bad:
+                    raise click.ClickException(f"node(s) failed to start: {', '.join(bad)}")
+                if time.monotonic() > deadline:
+                    raise click.ClickException(f"not running after {timeout_s:g} s: "
+                                               f"{', '.join(i for i in ids if states.get(i) != 'running')}")
+                time.sleep(min(2.0, max(0.2, timeout_s / 100)))
+        nodes = [n for n in driver.nodes() if n.instance_id in ids]
+    except DriverError as err:
+        _fail(err)
+    _print_nodes(nodes, fmt, config.cluster)
+
+
+@command.command(name="terminate")
+@click.argument("instance_ids", nargs=-1, required=True)
+@click.option("--wait/--no-wait", default=False, help="Wait until the nodes are gone.")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=600, show_default=True)
+@_config_option
+def terminate(instance_ids: tuple[str, ...], wait: bool, timeout_s: float, config_file: str | None) -> None:
+    """Terminate nodes metctl launched; anything else is refused (exit 2) and nothing is touched."""
+    config, driver = _driver(config_file)
+    try:
+        owned = {n.instance_id for n in driver.nodes()}
+    except DriverError as err:
+        _fail(err)
+    # check every id before terminating any: a refused command changes nothing
+    for iid in instance_ids:
+        if iid not in owned:
+            raise BadInput("metctl nodes terminate", iid,
+                           f"a node metctl launched for cluster {config.cluster} (not found among its "
+                           f"tagged nodes; metctl never terminates what it did not launch)")
+    try:
+        for iid in instance_ids:
+            try:
+                driver.terminate(iid)
+            except NotOwnedError as err:
+                raise BadInput("metctl nodes terminate", iid, f"a node metctl launched ({err})") from None
+            click.echo(f"terminating {iid}")
+        if wait:
+            deadline = time.monotonic() + timeout_s
+            while any(n.instance_id in instance_ids for n in driver.nodes()):
+                if time.monotonic() > deadline:
+                    raise click.ClickException(f"still there after {timeout_s:g} s")
+                time.sleep(0.5)
+    except DriverError as err:
+        _fail(err)
