@@ -74,3 +74,22 @@ def test_run_once_with_no_arguments(tmp_path, monkeypatch, capsys):
     summary = json.loads((tmp_path / "out" / "run-met-elasticity" / "summary.json").read_text())
     assert summary["policy"] == "met" and summary["decisions"] == 1
     assert "report in" in capsys.readouterr().out
+
+
+def test_live_view_renders_nodes_profiles_and_decisions(sim_stack):
+    from rich.console import Console
+
+    from controller.commands.run import LiveView
+
+    view = LiveView()
+    run = sim_stack("met", observers=[view])
+    view.run = run
+    run.run(until=400)
+    console = Console(record=True, width=160, force_terminal=True)
+    console.print(view.render())
+    text = console.export_text()
+    for n in run.cluster.nodes:
+        if n.vm_state == "running":
+            assert n.host in text
+    assert "decision:" in text and "plan" in text and "throughput" in text
+    assert any(p in text for p in ("read", "write", "scan", "read_write"))
