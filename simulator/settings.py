@@ -33,15 +33,13 @@ class ProfileSettings(_Frozen):
 
 
 def _default_profiles() -> dict[str, ProfileSettings]:
-    # MET Table 1 for read/write/read_write/scan; HBase stock defaults for `default`
-    # (hfile.block.cache.size 0.4, global memstore 0.4, BLOCKSIZE 64 KiB).
-    return {
-        "read": ProfileSettings(block_cache_share=0.55, memstore_share=0.10, block_kb=32),
-        "write": ProfileSettings(block_cache_share=0.10, memstore_share=0.55, block_kb=64),
-        "read_write": ProfileSettings(block_cache_share=0.45, memstore_share=0.20, block_kb=32),
-        "scan": ProfileSettings(block_cache_share=0.55, memstore_share=0.10, block_kb=128),
-        "default": ProfileSettings(block_cache_share=0.40, memstore_share=0.40, block_kb=64),
-    }
+    # The shipped profiles (profiles/*.yaml: MET Table 1 for read/write/read_write/scan, HBase's
+    # stock defaults for `default`) — the same files the real nodes are configured from.
+    from profiles import shipped_profiles
+
+    return {name: ProfileSettings(block_cache_share=p.block_cache_fraction,
+                                  memstore_share=p.memstore_fraction, block_kb=float(p.block_size_kb))
+            for name, p in shipped_profiles().items()}
 
 
 class HardwareSettings(_Frozen):
@@ -112,4 +110,4 @@ class SimulatorSettings(_Frozen):
     hardware: HardwareSettings = HardwareSettings()
     costs: CostSettings = CostSettings()
     actions: ActionSettings = ActionSettings()
-    profiles: dict[str, ProfileSettings] = Field(default_factory=_default_profiles, description="Node profiles by name (MET Table 1 and HBase defaults).")
+    profiles: dict[str, ProfileSettings] = Field(default_factory=_default_profiles, description="Node profiles by name; default: the shipped profiles/*.yaml (MET Table 1 and HBase defaults).")
