@@ -34,6 +34,9 @@ log = logging.getLogger(__name__)
 
 NODE_METRICS = ("cpu", "io_wait", "memory")
 RATES = ("reads", "writes", "scans")
+# Requests per second no single partition can serve (HBase regions serve ~1e5/s at most): a
+# larger computed rate comes from a broken counter or a near-zero interval and is not used.
+MAX_RATE = 1e9
 # Above this many entries of one kind, `missing` lists the first ones and counts the rest.
 _MISSING_LIST_CAP = 25
 
@@ -248,8 +251,15 @@ class Collector:
             track.counters, track.taken_at = previous, previous_at
             track.note = "no time elapsed since the previous sample"
             return
-        for r, c, prev in zip(RATES, current, previous):
-            track.smoothers[r].update((c - prev) / dt)
+        rates = [(c - prev) / dt for c, prev in zip(current, previous)]
+        if not all(r <= MAX_RATE for r in rates):
+            # an interval so short, or a jump so large, that no region could have served it
+            # (or the division overflowed): a broken counter, not a measurement
+            track.note = f"implausible rate over an interval of {dt:g} s (> {MAX_RATE:g}/s)"
+            log.warning("partition %s: %s", p.id, track.note)
+            return
+        for r, rate in zip(RATES, rates):
+            track.smoothers[r].update(rate)
         track.note = ""
 
     def _forget_old(self, now: float) -> None:

@@ -200,18 +200,23 @@ def to_host_sample(h: GangliaHost, tmax_factor: float) -> HostSample:
 
 
 class GangliaSource:
-    """A MetricsSource over one or more gmond/gmetad endpoints, tried in order (fail-over)."""
+    """A MetricsSource over one or more gmond/gmetad endpoints (fail-over): tried in order,
+    starting with the one that answered last, so a dead first endpoint does not cost a timeout
+    on every poll."""
 
     def __init__(self, settings: MonitorSettings, endpoints: Sequence[str] | None = None,
                  clock: Callable[[], float] = time.time):
         self.settings = settings
         self.endpoints = tuple(endpoints if endpoints is not None else settings.ganglia_endpoints)
         self.clock = clock
+        self._preferred = 0  # index of the endpoint that answered last: tried first next time
 
     def sample(self) -> Sample:
         s = self.settings
         errors: list[str] = []
-        for endpoint in self.endpoints:
+        n = len(self.endpoints)
+        for index in [(self._preferred + k) % n for k in range(n)]:
+            endpoint = self.endpoints[index]
             try:
                 data = fetch_dump(endpoint, s.ganglia_connect_timeout_s, s.ganglia_read_timeout_s,
                                   int(s.ganglia_max_mb * 2**20))
@@ -225,6 +230,7 @@ class GangliaSource:
                 errors.append(f"ganglia {endpoint}: the dump lists no hosts"
                               + (f" in clusters {list(s.ganglia_clusters)}"
                                  if s.ganglia_clusters else ""))
+            self._preferred = index
             samples: dict[str, HostSample] = {}
             for h in hosts:
                 if h.name in samples:

@@ -32,6 +32,7 @@ import logging
 import math
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 from urllib.parse import urlsplit
@@ -51,6 +52,7 @@ READ_METRICS = ("getCount",)
 SCAN_METRICS = ("scanCount",)
 WRITE_METRICS = ("putCount", "deleteCount", "incrementCount", "appendCount")
 SYSTEM_NAMESPACE = "hbase"
+_MAX_PARALLEL = 8  # RegionServers polled at once
 
 
 class JmxError(Exception):
@@ -148,17 +150,19 @@ class HBaseJmxSource:
                  clock: Callable[[], float] = time.time,
                  include_system_tables: bool = False):
         self.settings = settings
-        self.urls = tuple(u.rstrip("/") for u in (urls if urls is not None else settings.hbase_jmx_urls))
+        self.urls = tuple(dict.fromkeys(  # each server once, in the configured order
+            u.rstrip("/") for u in (urls if urls is not None else settings.hbase_jmx_urls)))
         self.admin = admin
         self.clock = clock
         self.include_system_tables = include_system_tables
-        self.session = requests.Session()
+        # One HTTP session per server: servers are polled in parallel, one thread per server.
+        self.sessions = {url: requests.Session() for url in self.urls}
 
     def _get(self, url: str, query: str) -> Any:
         full = f"{url}/jmx"
         limit = int(self.settings.hbase_jmx_max_mb * 2**20)
         try:
-            with self.session.get(full, params={"qry": query}, stream=True,
+            with self.sessions[url].get(full, params={"qry": query}, stream=True,
                                   timeout=self.settings.hbase_jmx_timeout_s) as resp:
                 if resp.status_code != 200:
                     raise JmxError(f"hbase {url}: /jmx answered HTTP {resp.status_code}")
@@ -193,12 +197,20 @@ class HBaseJmxSource:
         errors: list[str] = []
         servers: list[str] = []
         partitions: list[PartitionSample] = []
-        for url in self.urls:
+        # In parallel, so one slow server costs one timeout, not one per server; results are
+        # taken in the configured order so samples are deterministic.
+        with ThreadPoolExecutor(max_workers=max(1, min(_MAX_PARALLEL, len(self.urls)))) as pool:
+            futures = [(url, pool.submit(self.poll_server, url)) for url in self.urls]
+        for url, future in futures:
             try:
-                server, parts = self.poll_server(url)
+                server, parts = future.result()
             except JmxError as err:
                 log.warning("%s", err)
                 errors.append(str(err))
+                continue
+            except Exception as err:  # noqa: BLE001 — an answer no rule above foresaw
+                log.warning("hbase %s: unexpected /jmx answer: %r", url, err)
+                errors.append(f"hbase {url}: unexpected /jmx answer ({type(err).__name__}: {err})")
                 continue
             servers.append(server)
             partitions.extend(parts)

@@ -339,3 +339,15 @@ def test_constant_rate_is_reported_exactly(rate, n, dt):
         c.poll(float(i))
     (p,) = c.snapshot(float(n - 1)).partitions
     assert p.reads == pytest.approx(rate, rel=1e-6, abs=1e-6)
+
+
+def test_implausible_rate_is_not_used(caplog):
+    src = Scripted(Sample(taken_at=0.0, partitions=(part("a", "r,1", 0),)),
+                   Sample(taken_at=1e-9, partitions=(part("a", "r,1", 5),)),
+                   Sample(taken_at=10.0, partitions=(part("a", "r,1", 105),)))
+    c = Collector([src], S)
+    c.poll(0), c.poll(1)
+    snap = c.snapshot(1)
+    assert snap.partitions == () and any("implausible" in m for m in snap.missing)
+    c.poll(2)
+    assert c.snapshot(2).partitions[0].reads == pytest.approx(100 / (10.0 - 1e-9))

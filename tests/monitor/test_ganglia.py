@@ -206,3 +206,14 @@ def test_real_gmetad_dead_data_source_goes_stale(ganglia):
     sample = _wait_sample(src, lambda s: any(h.host == "int-gamma.test" and h.stale for h in s.hosts),
                           timeout_s=4 * ganglia.host_tmax_s + 20)
     assert next(h for h in sample.hosts if h.host == "int-gamma.test").cpu is None
+
+
+def test_failover_remembers_the_endpoint_that_answered(tcp_payload_server):
+    silent = tcp_payload_server(None)
+    good = tcp_payload_server(GMOND)
+    src = GangliaSource(MonitorSettings(ganglia_endpoints=(silent.endpoint, good.endpoint),
+                                        ganglia_read_timeout_s=0.3))
+    first = src.sample()
+    assert first.hosts and any(silent.endpoint in e for e in first.errors)
+    second = src.sample()  # the good endpoint first now: no timeout spent on the silent one
+    assert second.hosts and second.errors == ()

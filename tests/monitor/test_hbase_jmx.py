@@ -243,3 +243,19 @@ def test_real_regionservers_counters_rates_and_admin_locality(hbase_cluster, hba
     busy = [p for p in snap.partitions if p.table == "usertable" and p.reads > 0]
     assert busy and all(p.writes >= 0 and p.scans >= 0 for p in snap.partitions)
     assert {p.node for p in snap.partitions} <= {n.id for n in snap.nodes}
+
+
+def test_servers_are_polled_in_parallel_and_listed_once(jmx_server):
+    import threading
+
+    servers = [serve(jmx_server, "rs1") for _ in range(3)]
+    # Each answer waits until all three servers are being asked at once: polled one after the
+    # other, the barrier breaks and every answer is a 500.
+    barrier = threading.Barrier(3, timeout=5)
+    for s in servers:
+        s.hook = barrier.wait
+    urls = [s.url for s in servers]
+    src = HBaseJmxSource(settings(*urls, urls[0] + "/", hbase_jmx_timeout_s=10))
+    assert src.urls == tuple(urls)
+    sample = src.sample()
+    assert sample.errors == () and len(sample.servers) == 3
