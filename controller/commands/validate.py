@@ -1,7 +1,8 @@
-"""`metctl validate FILE` — check a config or a snapshot file without acting on it.
+"""`metctl validate FILE` — check a config, a snapshot or a scenario file without acting on it.
 
-A mapping with `nodes` or `partitions` is a snapshot; anything else is a metctl config. Exit 0
-with one "ok" line, or 2 with the one-line error (file, field, what was expected).
+A mapping with `nodes` or `partitions` is a snapshot, one with `workloads` a simulator scenario,
+anything else a metctl config. Exit 0 with one "ok" line, or 2 with the one-line error (file,
+field, what was expected).
 """
 from __future__ import annotations
 
@@ -14,12 +15,19 @@ from controller.snapshot_io import is_snapshot_data, snapshot_from_data
 @click.command(name="validate")
 @click.argument("file", metavar="FILE")
 def command(file: str) -> None:
-    """Check a config (or snapshot) file: exit 0, or 2 with the error."""
+    """Check a config (or snapshot, or scenario) file: exit 0, or 2 with the error."""
     doc = load_document(file)
     if is_snapshot_data(doc.data):
         snap = snapshot_from_data(doc.data, doc.file, doc)
         click.echo(f"ok: {file}: snapshot with {len(snap.nodes)} nodes and "
                    f"{len(snap.partitions)} partitions")
+        return
+    if isinstance(doc.data, dict) and "workloads" in doc.data:
+        from simulator.scenario import Scenario  # only when needed: the simulator is big
+
+        scenario = parse_model(Scenario, doc.data, doc.file, doc)
+        click.echo(f"ok: {file}: simulator scenario {scenario.name!r} with "
+                   f"{len(scenario.workloads)} workloads over {scenario.duration_s:g} s")
         return
     config = parse_model(MetctlConfig, doc.data, doc.file, doc)
     policy = getattr(config.policy, "name", None)

@@ -265,13 +265,14 @@ def test_bad_input_exits_2_with_one_line_naming_file_and_field(capsys, tmp_path,
 SHIPPED_CONFIGS = sorted(CONFIGS.glob("*.yaml"))
 SHIPPED_SNAPSHOTS = sorted((CONFIGS / "examples").rglob("*.yaml")) + sorted(
     (CONFIGS / "examples").rglob("*.json"))
+SHIPPED_SCENARIOS = sorted((CONFIGS / "scenarios").glob("*.yaml"))
 
 
 def test_the_policy_examples_are_shipped():
     assert {"met.yaml", "tiramola.yaml", "static.yaml"} <= {p.name for p in SHIPPED_CONFIGS}
 
 
-@pytest.mark.parametrize("path", SHIPPED_CONFIGS + SHIPPED_SNAPSHOTS,
+@pytest.mark.parametrize("path", SHIPPED_CONFIGS + SHIPPED_SNAPSHOTS + SHIPPED_SCENARIOS,
                          ids=lambda p: str(p.relative_to(CONFIGS)))
 def test_validate_passes_on_every_shipped_file(capsys, path):
     code, out, err = run(capsys, "validate", str(path))
@@ -289,6 +290,18 @@ def test_validate_tells_snapshot_from_config(capsys):
     assert "snapshot with 5 nodes and 21 partitions" in out
     _, out, _ = run(capsys, "validate", str(CONFIGS / "met.yaml"))
     assert "metctl config" in out and "policy met" in out
+
+
+def test_validate_knows_scenarios(capsys, tmp_path):
+    assert SHIPPED_SCENARIOS, "the simulator ships scenarios in configs/scenarios/"
+    _, out, _ = run(capsys, "validate", str(SHIPPED_SCENARIOS[0]))
+    assert "simulator scenario" in out
+    data = yaml.safe_load(SHIPPED_SCENARIOS[0].read_text())
+    data["workloads"][1]["threads"] = 0
+    bad_file = _write_yaml(tmp_path / "scenario.yaml", data)
+    code, out, err = run(capsys, "validate", str(bad_file))
+    assert code == 2 and out == ""
+    one_error_line(err, bad_file, "workloads[1].threads (line ")
 
 
 @pytest.mark.parametrize("case", ["unknown_node", "nan_yaml", "yaml_syntax", "json_syntax",
