@@ -103,13 +103,17 @@ class HBaseDriver:
 
     def __init__(self, gateway: HBaseGateway, *, restarter: Restarter | None = None,
                  settings_for: Callable[[str], Mapping[str, str]] = default_settings_for,
-                 move_timeout_s: float = 60, drain_timeout_s: float = 120, poll_s: float = 0.3):
+                 move_timeout_s: float = 60, drain_timeout_s: float = 120, poll_s: float = 0.3,
+                 host_format: str = "{host}"):
         self.gateway = gateway
         self.restarter = restarter
         self.settings_for = settings_for
         self.move_timeout_s = move_timeout_s
         self.drain_timeout_s = drain_timeout_s
         self.poll_s = poll_s
+        # ServerInfo.host must equal the infrastructure's node address: "{host}" for one
+        # RegionServer per machine, "{host}:{port}" for several on one (the local cluster)
+        self.host_format = host_format
         self._balancer_was_on: bool | None = None  # what metctl found, to restore on close
         self._profiles: dict[str, str] = {}  # server id -> profile metctl restarted it with
 
@@ -160,7 +164,8 @@ class HBaseDriver:
             sid = server_id_of(sn)
             profile = self._profiles.get(sid) or self._profile_from_conf(sn.getHostname(),
                                                                           metrics.get(sn).getInfoServerPort())
-            out.append(ServerInfo(id=sid, host=sn.getHostname(), profile=profile,
+            host = self.host_format.format(host=sn.getHostname(), port=sn.getPort())
+            out.append(ServerInfo(id=sid, host=host, profile=profile,
                                   state="draining" if sid in draining else "active"))
         return sorted(out, key=lambda s: s.id)
 

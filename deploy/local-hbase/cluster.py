@@ -10,7 +10,8 @@ Used by the integration tests (tests/fixtures/hbase.py imports it with `load_mod
     python deploy/local-hbase/cluster.py --workdir W add-rs     # prints the new RS's name
     python deploy/local-hbase/cluster.py --workdir W stop-rs rs3
     python deploy/local-hbase/cluster.py --workdir W restart-rs rs1 --settings S.json
-    python deploy/local-hbase/cluster.py --workdir W exec-rs rs4 # becomes that RS (for a process driver)
+    python deploy/local-hbase/cluster.py --workdir W exec-rs NAME --port P --info-port Q --settings F
+                                   # becomes that RS (os.exec; for metctl's local process driver)
     python deploy/local-hbase/cluster.py --workdir W status
     python deploy/local-hbase/cluster.py --workdir W stop
 
@@ -289,7 +290,8 @@ class LocalHBase:
     def region_servers(self) -> list[Proc]:
         """Every RegionServer ever defined here (running or not), in name order."""
         rs = [p for p in self.procs().values() if p.kind == "rs"]
-        return sorted(rs, key=lambda p: int(p.name[2:]))
+        # rs1, rs2, … first (numerically), then RegionServers named by a process driver
+        return sorted(rs, key=lambda p: (0, int(p.name[2:]), "") if p.name[2:].isdigit() else (1, 0, p.name))
 
     def client_settings(self) -> dict[str, str]:
         """What an HBase client (the py4j gateway, YCSB) needs to reach this cluster."""
@@ -352,10 +354,10 @@ class LocalHBase:
         (conf / "hadoop-metrics2-hbase.properties").write_text(f"*.period={self.metrics_period_s}\n")
         (conf / "overrides.json").write_text(json.dumps(dict(overrides), indent=2))
 
-    def _define(self, name: str, kind: str) -> Proc:
+    def _define(self, name: str, kind: str, port: int | None = None, info_port: int | None = None) -> Proc:
         p = Proc(name=name, kind=kind, conf_dir=str(self.workdir / "conf" / name),
-                 log=str(self.workdir / "logs" / f"{name}.log"), port=free_port(),
-                 info_port=free_port() if kind != "zk" else 0)
+                 log=str(self.workdir / "logs" / f"{name}.log"), port=port or free_port(),
+                 info_port=info_port or (free_port() if kind != "zk" else 0))
         with self._locked() as st:
             st["procs"][name] = p.__dict__
         return p
@@ -478,7 +480,7 @@ class LocalHBase:
         return json.loads(f.read_text()) if f.exists() else {}
 
     def _next_rs_index(self) -> int:
-        used = [int(p.name[2:]) for p in self.region_servers()]
+        used = [int(p.name[2:]) for p in self.region_servers() if p.name[2:].isdigit()]
         return max(used, default=0) + 1
 
     def define_rs(self, overrides: Mapping[str, Any] = ()) -> Proc:
@@ -531,18 +533,17 @@ class LocalHBase:
                 return p
         raise ClusterError(f"no local RegionServer has id {server_id!r}")
 
-    def exec_rs(self, name: str | None) -> None:
-        """Become a RegionServer (os.exec, so the caller's PID is the JVM's): for a process
-        driver that launches nodes from a command template and tracks them by PID."""
-        p = self.proc(name) if name and name in self.procs() else self.define_rs()
+    def exec_rs(self, name: str, port: int | None = None, info_port: int | None = None,
+                overrides: Mapping[str, Any] | None = None) -> None:
+        """Become the RegionServer `name` (os.exec, so the caller's PID is the JVM's): for a
+        process driver that launches nodes from a command template and tracks them by PID
+        (actuator/local.py). Defined on first use with the given ports; the JVM logs to stdout."""
+        procs = self.procs()
+        p = procs[name] if name in procs else self._define(name, "rs", port, info_port)
         if self.running(p.name):
             raise ClusterError(f"{p.name} already runs as PID {p.pid}")
-        self.write_conf(p, self._overrides(p))
+        self.write_conf(p, self._overrides(p) if overrides is None else overrides)
         self._record_pid(p.name, os.getpid())
-        Path(p.log).parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(p.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
         os.chdir(self.workdir)
         cmd = self.command(p)
         os.execvp(cmd[0], cmd)
@@ -587,7 +588,21 @@ def tail(path: str, lines: int = 30) -> str:
 
 
 def load_settings(path: str | None) -> dict[str, Any]:
-    return json.loads(Path(path).read_text()) if path else {}
+    """hbase-site.xml overrides from a JSON file: a flat {key: value} map, or metctl's node
+    document ({"cluster", "profile", "settings": {…}}, what actuator/local.py writes), whose
+    profile name is kept as metctl.profile so the data-store driver can read it back."""
+    if not path:
+        return {}
+    doc = json.loads(Path(path).read_text())
+    if "profile" in doc and isinstance(doc.get("settings"), dict):
+        # the node document carries the profile's YAML; its HBase form comes from profiles/
+        try:
+            from profiles import render_hbase_settings
+            settings = dict(render_hbase_settings(doc["profile"]))
+        except ImportError:  # not run from metctl's environment: take HBase-looking keys as given
+            settings = {k: v for k, v in doc["settings"].items() if "." in k}
+        return {**settings, "metctl.profile": doc["profile"]}
+    return doc
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -601,9 +616,13 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--rs", type=int, default=2)
     a = sub.add_parser("add-rs")
     a.add_argument("--settings", help="JSON file of hbase-site.xml overrides (a profile)")
-    for name in ("stop-rs", "start-rs", "exec-rs"):
-        c = sub.add_parser(name)
-        c.add_argument("name", nargs="?" if name == "exec-rs" else None)
+    for name in ("stop-rs", "start-rs"):
+        sub.add_parser(name).add_argument("name")
+    e = sub.add_parser("exec-rs")
+    e.add_argument("name")
+    e.add_argument("--port", type=int)
+    e.add_argument("--info-port", type=int)
+    e.add_argument("--settings", help="JSON file of hbase-site.xml overrides or a metctl node document")
     r = sub.add_parser("restart-rs")
     r.add_argument("name", help="rs<N> or the server id host,port")
     r.add_argument("--settings", help="JSON file of hbase-site.xml overrides (a profile)")
@@ -630,7 +649,8 @@ def main(argv: list[str] | None = None) -> int:
             name = args.name if args.name in c.procs() else c.rs_by_server_id(args.name).name
             c.restart_rs(name, load_settings(args.settings))
         elif args.cmd == "exec-rs":
-            c.exec_rs(args.name)
+            c.exec_rs(args.name, args.port, args.info_port,
+                      load_settings(args.settings) if args.settings else None)
         elif args.cmd == "status":
             print(json.dumps({**c.status(), "rss_mb": c.rss_mb()}, indent=2))
         elif args.cmd == "stop":
