@@ -22,8 +22,7 @@ from controller.errors import BadInput
 from controller.snapshot_io import dump_snapshot
 from decision.model import ClusterSnapshot
 from monitor.collector import Collector
-from monitor.ganglia import GangliaSource
-from monitor.hbase_jmx import HBaseJmxSource
+from monitor.live import live_sources
 from monitor.settings import MonitorSettings
 
 _FLAG_OF = {"ganglia_endpoints": "--ganglia", "hbase_jmx_urls": "--hbase-jmx"}
@@ -103,11 +102,7 @@ def command(config_file: str | None, ganglia: tuple[str, ...], hbase_jmx: tuple[
     """Collect from live sources and print the ClusterSnapshot metctl sees."""
     base = load_config(config_file).monitor
     settings = _settings(base, ganglia, hbase_jmx, config_file)
-    sources: list[Any] = []
-    if settings.ganglia_endpoints:
-        sources.append(GangliaSource(settings))
-    if settings.hbase_jmx_urls:
-        sources.append(HBaseJmxSource(settings))
+    sources = live_sources(settings)
     err = Console(stderr=True)
     if samples == 1 and settings.hbase_jmx_urls:
         err.print("[yellow]note[/]: request rates need at least 2 samples (--samples 2); "

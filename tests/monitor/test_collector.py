@@ -351,3 +351,4 @@ def test_implausible_rate_is_not_used(caplog):
     assert snap.partitions == () and any("implausible" in m for m in snap.missing)
     c.poll(2)
     assert c.snapshot(2).partitions[0].reads == pytest.approx(100 / (10.0 - 1e-9))
+
