@@ -2,7 +2,7 @@
 decisions — MET Algorithm 1's `step`, whether the first decision was made, policy history.
 
 Read it when it exists (a missing file is the fresh memory of a new controller); write it
-atomically (temporary file in the same directory, fsync, os.replace), so a crash leaves the
+(creating its directory) atomically (temporary file in the same directory, fsync, os.replace), so a crash leaves the
 old memory or the new one, never half of either. A corrupt file is BadInput, never a reset:
 silently forgetting `step` would change the next scaling decision.
 """
@@ -65,8 +65,12 @@ def write_memory(path: str | Path, memory: DecisionMemory) -> None:
     file = str(path)
     p = Path(path)
     directory = p.parent if str(p.parent) else Path(".")
-    if not directory.is_dir():
-        raise BadInput(file, "", f"a path in an existing directory ({directory} does not exist)")
+    try:
+        # The daemon's default (loop.memory_path) sits in a directory of its own: make it.
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise BadInput(file, "", "a path whose directory can be created "
+                       f"({err.strerror or err})") from None
     text = json.dumps({"version": STATE_VERSION, **memory_to_dict(memory)}, indent=2,
                       allow_nan=False) + "\n"
     try:

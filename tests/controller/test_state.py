@@ -54,11 +54,18 @@ def test_a_failed_write_keeps_the_old_file_and_cleans_up(tmp_path):
     assert (target / "keep").read_text() == "x"
 
 
-def test_a_missing_directory_is_bad_input(tmp_path):
+def test_a_missing_directory_is_created(tmp_path):
+    path = tmp_path / "metctl-state" / "deeper" / "memory.json"
+    write_memory(path, DecisionMemory(step=2))
+    assert read_memory(path) == DecisionMemory(step=2)
+
+
+def test_a_directory_that_cannot_be_made_is_bad_input(tmp_path):
+    (tmp_path / "file").write_text("x")
     with pytest.raises(BadInput) as info:
-        write_memory(tmp_path / "no" / "state.json", DecisionMemory())
-    assert info.value.file == str(tmp_path / "no" / "state.json")
-    assert "does not exist" in info.value.expected
+        write_memory(tmp_path / "file" / "memory.json", DecisionMemory())
+    assert info.value.file == str(tmp_path / "file" / "memory.json")
+    assert "directory" in info.value.expected
 
 
 @pytest.mark.parametrize("text, field, words", [
