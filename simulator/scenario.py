@@ -89,6 +89,15 @@ class Scenario(_Frozen):
             raise ValueError("initial_placement must be balanced or random")
         if self.data_transfer not in (None, "none", "incremental", "parallel"):
             raise ValueError("data_transfer must be none, incremental or parallel")
+        from simulator.settings import HardwareSettings
+        unknown = set(self.hardware) - set(HardwareSettings.model_fields)
+        if unknown:
+            raise ValueError(f"hardware: unknown keys {sorted(unknown)}; expected some of "
+                             f"{sorted(HardwareSettings.model_fields)}")
+        try:
+            HardwareSettings.model_validate(self.hardware)
+        except ValidationError as err:
+            raise ValueError(f"hardware: {err.errors()[0]['loc'][0]}: {err.errors()[0]['msg']}") from None
         return self
 
 

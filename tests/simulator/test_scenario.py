@@ -47,3 +47,15 @@ def test_bad_yaml_and_missing_file(tmp_path):
     assert "line" in err.value.field
     with pytest.raises(BadInput):
         load_scenario(tmp_path / "nope.yaml")
+
+
+def test_hardware_overrides_are_checked():
+    data = small_scenario_dict(hardware={"heap_gb": 2})
+    with pytest.raises(BadInput) as err:
+        scenario_from_dict(data, "s.yaml")
+    assert "heap_gb" in err.value.expected
+    data = small_scenario_dict(hardware={"heap_mb": -5})
+    with pytest.raises(BadInput):
+        scenario_from_dict(data, "s.yaml")
+    ok = scenario_from_dict(small_scenario_dict(hardware={"heap_mb": 2048}), "s.yaml")
+    assert ok.hardware == {"heap_mb": 2048}
