@@ -92,3 +92,29 @@ def test_bad_flags_exit_2_with_one_line(capsys, argv, field):
     assert code == 2
     lines = err.strip().splitlines()
     assert len(lines) == 1 and field in lines[0]
+
+
+@pytest.mark.integration
+def test_both_sources_hosts_matched_to_regionservers_complete(ganglia, jmx_server, capsys, tmp_path):
+    a, b = recorded_server(jmx_server, "rs1"), recorded_server(jmx_server, "rs2")
+    ids = [",".join(json.loads((DATA / f"jmx-{rs}-server.json").read_text())["beans"][0]
+                    ["tag.serverName"].split(",")[:2]) for rs in ("rs1", "rs2")]
+    names = {ids[0]: "snap-rs1.test", ids[1]: "snap-rs2.test"}
+    for i, name in enumerate(names.values()):
+        ganglia.inject(name, dict(cpu_idle=50.0 + i, cpu_wio=2.0, mem_total=1000.0, mem_free=500.0,
+                                  mem_cached=100.0, mem_buffers=0.0))
+    ganglia.wait_until(ganglia.gmond_endpoint, lambda d: all(n.encode() in d for n in names.values()))
+    cfg = tmp_path / "metctl.yaml"
+    cfg.write_text("monitor:\n  host_name_map:\n" +
+                   "".join(f"    '{k}': {v}\n" for k, v in names.items()))
+    code, out, err = run(capsys, "snapshot", "--config", str(cfg), "--ganglia", ganglia.gmond_endpoint,
+                         "--hbase-jmx", a.url, "--hbase-jmx", b.url, "--samples", "2",
+                         "--interval", "0.2")
+    assert code == 0, err
+    snap = snapshot_from_data(json.loads(out), "stdout")
+    nodes = {n.id: n for n in snap.nodes}
+    assert set(nodes) == set(ids)
+    assert nodes[ids[0]].metrics.cpu == pytest.approx(0.5)
+    assert nodes[ids[1]].metrics.cpu == pytest.approx(0.49)
+    assert {p.node for p in snap.partitions} == set(ids)
+    assert "complete enough to decide on" in err and "not complete" not in err
