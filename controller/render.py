@@ -105,8 +105,9 @@ def plan_renderable(plan: Plan, snapshot: ClusterSnapshot | None = None) -> Grou
 
     # Stage A
     h = plan.health
+    verdict = "healthy" if h.healthy else "unhealthy"
     health = Table(title=f"Health — suboptimal {h.suboptimal:.2f} · remove "
-                         f"{'yes' if h.remove else 'no'} · {'healthy' if h.healthy else 'unhealthy'}",
+                         f"{'yes' if h.remove else 'no'} · {verdict}",
                    box=box.SIMPLE_HEAD, title_justify="left")
     health.add_column("node")
     if nodes:

@@ -98,7 +98,8 @@ def _cross_check(model: SnapshotModel, file: str, doc: Document | None) -> None:
     node_index: dict[str, int] = {}
     for i, node in enumerate(model.nodes):
         if node.id in node_index:
-            fail(["nodes", i, "id"], f"a unique node id ({node.id!r} is also nodes[{node_index[node.id]}])")
+            fail(["nodes", i, "id"],
+                 f"a unique node id ({node.id!r} is also nodes[{node_index[node.id]}])")
         node_index[node.id] = i
     seen: dict[str, int] = {}
     for i, part in enumerate(model.partitions):

@@ -2,8 +2,8 @@
 decisions — MET Algorithm 1's `step`, whether the first decision was made, policy history.
 
 Read it when it exists (a missing file is the fresh memory of a new controller); write it
-(creating its directory) atomically (temporary file in the same directory, fsync, os.replace), so a crash leaves the
-old memory or the new one, never half of either. A corrupt file is BadInput, never a reset:
+atomically (temporary file in the same directory, fsync, os.replace; the directory is created
+if needed), so a crash leaves the old memory or the new one, never half of either. A corrupt file is BadInput, never a reset:
 silently forgetting `step` would change the next scaling decision.
 """
 from __future__ import annotations
