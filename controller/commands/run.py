@@ -121,8 +121,8 @@ def command(config_path, once, out_dir):
     config = load_config(path)
     if config.infrastructure.driver != "sim" or config.datastore.driver != "sim":
         raise BadInput(path, "infrastructure.driver",
-                       "sim: this build of `metctl run` drives the simulated cluster; live drivers "
-                       "(ec2/openstack/local + hbase) are wired by `metctl nodes` and the actuator")
+                       "sim (with datastore.driver sim): `metctl run` drives the simulated cluster "
+                       "only; the live daemon (ec2/openstack/local + hbase) is not wired yet")
     from controller.production import Production
     from simulator.harness import build_run
 

@@ -93,3 +93,11 @@ def test_live_view_renders_nodes_profiles_and_decisions(sim_stack):
             assert n.host in text
     assert "decision:" in text and "plan" in text and "throughput" in text
     assert any(p in text for p in ("read", "write", "scan", "read_write"))
+
+
+def test_run_refuses_live_drivers_with_one_line(tmp_path, capsys):
+    cfg = tmp_path / "live.yaml"
+    cfg.write_text("infrastructure: {driver: local}\ndatastore: {driver: hbase}\n")
+    assert main(["run", "--config", str(cfg), "--once"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "infrastructure.driver" in err[0]
