@@ -107,3 +107,107 @@ def test_partitioned_leader_sigstopped_does_not_act_after_sigcont(controller_gro
                           if by == paused and s > frozen_at]
     assert acted_after_freeze == []
     group.invariant().check()
+
+
+# ---- the real daemon: `metctl run` processes on the simulated cluster -------------------------
+import json  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import requests  # noqa: E402
+from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
+
+from controller.telemetry import METRIC_NAMES  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Daemon:
+    def __init__(self, workdir: Path, identity: str, zk_hosts: str, root: str):
+        self.identity = identity
+        self.config = workdir / f"{identity}.yaml"
+        self.config.write_text(
+            "cluster: hatest\npolicy: {name: met}\nloop: {memory_path: null}\n"
+            "infrastructure: {driver: sim}\ndatastore: {driver: sim}\n"
+            "simulator: {scenario: met-elasticity.yaml, data_transfer: none, run_speed: 60}\n"
+            f"ha: {{zookeeper_hosts: '{zk_hosts}', root_znode: {root}, session_timeout_s: 2, "
+            f"identity: {identity}}}\n"
+            "telemetry: {prometheus_address: '127.0.0.1:0'}\n")
+        self.log = workdir / f"{identity}.log"
+        with open(self.log, "wb") as err:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "controller.cli", "run", "--config", str(self.config),
+                 "--out", str(workdir / f"out-{identity}")],
+                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL)
+
+    def lines(self) -> list[dict]:
+        out = []
+        for line in self.log.read_text().splitlines():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass
+        return out
+
+    def events(self, event: str) -> list[dict]:
+        return [x for x in self.lines() if x.get("event") == event]
+
+    def wall(self, line: dict) -> float:
+        from datetime import datetime
+
+        return datetime.fromisoformat(line["ts"].replace("Z", "+00:00")).timestamp()
+
+    def endpoint(self) -> str | None:
+        for x in self.events("telemetry.serving"):
+            return re.search(r"http://\S+/metrics", x["msg"]).group(0)
+        return None
+
+    def leader_gauge(self) -> float:
+        text = requests.get(self.endpoint(), timeout=5).text
+        for fam in text_string_to_metric_families(text):
+            if fam.name == "metctl_leader":
+                return fam.samples[0].value
+        raise AssertionError("no metctl_leader")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+
+
+def test_metctl_run_instances_one_acts_sigkill_then_sigterm(zookeeper, tmp_path):
+    root = f"/metctl-run-{os.getpid()}"
+    daemons = [Daemon(tmp_path, f"r{i}", zookeeper.hosts, root) for i in range(2)]
+    try:
+        first = poll(lambda: next((d for d in daemons if d.events("ha.leader")), None), 30,
+                     "a daemon to lead")
+        other = next(d for d in daemons if d is not first)
+        poll(lambda: all(d.endpoint() for d in daemons), 10, "both endpoints")
+        # scraped over HTTP: the documented names, and leadership as each instance sees it
+        text = requests.get(first.endpoint(), timeout=5).text
+        names = {f.name + ("_total" if f.type == "counter" else "")
+                 for f in text_string_to_metric_families(text) if f.name.startswith("metctl_")}
+        assert names == set(METRIC_NAMES)
+        assert first.leader_gauge() == 1 and other.leader_gauge() == 0
+        poll(lambda: first.events("action"), 60, "the leader to act")
+        poll(lambda: [h for h in other.events("hold") if h["reason"] == "not_leader"], 60,
+             "the follower to hold because it does not lead")
+        assert not other.events("action")
+        killed_at = time.time()
+        os.kill(first.proc.pid, signal.SIGKILL)
+        took = poll(lambda: other.events("ha.leader"), 30, "the other to lead")[0]
+        assert other.wall(took) - killed_at > SESSION_S * 0.5  # only after the session expired
+        poll(lambda: other.events("action"), 60, "the new leader to act")
+        # no action by the second before it led, none by the first after it died
+        assert min(other.wall(a) for a in other.events("action")) > other.wall(took)
+        assert max(first.wall(a) for a in first.events("action")) < killed_at
+        assert other.leader_gauge() == 1
+        os.kill(other.proc.pid, signal.SIGTERM)
+        assert other.proc.wait(timeout=30) == 128 + signal.SIGTERM
+        assert other.events("ha.released")
+    finally:
+        for d in daemons:
+            d.stop()
