@@ -36,8 +36,9 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        cli.main(args=argv, prog_name="metctl", standalone_mode=False)
-        return 0
+        # Outside standalone mode click *returns* the code of ctx.exit(n) instead of raising it.
+        returned = cli.main(args=argv, prog_name="metctl", standalone_mode=False)
+        return returned if isinstance(returned, int) else 0
     except BadInput as err:
         click.echo(f"metctl: {err.line()}", err=True)
         return 2
