@@ -50,6 +50,11 @@ def _table(doc: dict[str, Any]) -> None:
     import sys
 
     console = Console(width=None if sys.stdout.isatty() else 160)
+    if "leader" in doc:
+        from controller.production import status_lines
+
+        for line in status_lines(doc):
+            console.print(line, markup=False, highlight=False)
     plan = doc["plan"]
     if plan is None:
         console.print(f"journal {doc['journal']}: no plan yet")
@@ -100,10 +105,11 @@ def command(journal_file: str | None, config_file: str | None, plan_id: str | No
     """Show the plan in flight (or the latest), each action's state and the last errors."""
     if journal_file is not None and config_file is not None:
         raise BadInput("--journal/--config", "", "one of --journal FILE or --config FILE, not both")
+    config = load_config(config_file)
     path = journal_file
     field = ""
     if path is None:
-        path = load_config(config_file).executor.journal_path
+        path = config.executor.journal_path
         field = "executor.journal_path" if config_file else ""
     try:
         journal = Journal(path, readonly=True)
@@ -113,6 +119,9 @@ def command(journal_file: str | None, config_file: str | None, plan_id: str | No
         doc = gather(journal, plan_id, errors=n_errors)
     finally:
         journal.close()
+    from controller.production import status_of  # leader (ZooKeeper) and last decision
+
+    doc.update(status_of(config, journal_path=path))
     if fmt == "json":
         click.echo(json.dumps(doc, indent=2, sort_keys=True))
     else:

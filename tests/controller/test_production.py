@@ -59,3 +59,94 @@ def test_endpoint_serves_leadership_and_follower_status(zookeeper):
         assert f'metctl_leader{{identity="{a.leadership.identity}"}} 1.0' in text
     finally:
         a.close()
+
+
+def test_the_leaders_last_decision_and_hold_reach_status(tmp_path):
+    from controller.ha import Leadership, HASettings
+    from controller.production import DecisionRecorder, status_lines, status_of
+    from tests.controller.plans import plan_of
+
+    cfg = config(executor={"journal_path": str(tmp_path / "state" / "journal.sqlite")})
+    lead = Leadership(HASettings(), "demo")
+    lead.start()
+    rec = DecisionRecorder(tmp_path / "state" / "last-decision.json", lead,
+                           wall_clock=lambda: 1_800_000_000.0)
+    assert status_of(cfg)["last_decision"] is None
+    plan = plan_of({"rs1": "overloaded", "rs2": "healthy"}, {}, 2, 3,
+                   reason="suboptimal 0.50 > 0.40: add 1")
+
+    class Cause:
+        value = "cooldown"
+
+    rec.on_decision(10.0, plan, "met-0001", None)
+    rec.on_hold(10.0, Cause(), "size change within the cooldown")
+    doc = status_of(cfg)
+    assert doc["leader"] is None and doc["ha"] == "alone"
+    assert doc["last_decision"]["plan_id"] == "met-0001"
+    assert doc["last_decision"]["hold"] == {"cause": "cooldown",
+                                            "words": "size change within the cooldown"}
+    text = "\n".join(status_lines(doc))
+    assert "runs alone" in text and "suboptimal 0.50 > 0.40: add 1" in text
+    assert "rs1.sim" not in text and "rs1: overloaded" in text and "rs2" not in text
+    assert "held" in text and "cooldown" in text
+    # a hold of its own (a later round) replaces the record; a follower records nothing
+    rec.on_hold(40.0, type("C", (), {"value": "stale_metrics"})(), "rs3 silent")
+    assert status_of(cfg)["last_decision"]["plan_id"] is None
+    lead.request_release()
+    rec.on_decision(70.0, plan, "met-0002", None)
+    assert status_of(cfg)["last_decision"]["hold"]["cause"] == "stale_metrics"
+
+
+@pytest.mark.integration
+def test_status_names_the_leader_from_zookeeper(zookeeper, tmp_path):
+    from controller.ha import HASettings, Leadership
+    from controller.production import status_lines, status_of
+
+    ha = {"zookeeper_hosts": zookeeper.hosts, "root_znode": "/metctl-status",
+          "session_timeout_s": 2.0}
+    cfg = config(cluster="st", ha=ha, executor={"journal_path": str(tmp_path / "j.sqlite")})
+    assert status_of(cfg)["leader"] == "(nobody leads)"
+    lead = Leadership(HASettings(identity="ctl-7", **ha), "st")
+    lead.start()
+    try:
+        assert lead.wait_until_leader(10)
+        doc = status_of(cfg)
+        assert doc["leader"] == "ctl-7"
+        assert status_lines(doc)[0].startswith("leader: ctl-7 (")
+    finally:
+        lead.close()
+    down = config(cluster="st", ha={**ha, "zookeeper_hosts": "127.0.0.1:1"})
+    assert "unreachable" in status_of(down, zookeeper_timeout_s=0.5)["leader"]
+
+
+def test_metctl_status_shows_leadership_and_last_decision(tmp_path, capsys):
+    from controller.cli import main
+
+    journal_path = tmp_path / "journal.sqlite"
+    Journal(str(journal_path)).close()
+    (tmp_path / "last-decision.json").write_text(json.dumps({
+        "at_unix_s": 1_800_000_000.0, "identity": "ctl-1", "plan_id": "met-0003",
+        "reason": "rs2 underloaded: remove 1", "sizing": {"current": 4, "target": 3},
+        "actions": 5, "verdicts": [{"node": "rs2", "verdict": "underloaded",
+                                    "reasons": ["cpu 0.04 <= 0.10"]}], "hold": None}))
+    assert main(["status", "--journal", str(journal_path), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ha"] == "alone" and doc["last_decision"]["plan_id"] == "met-0003"
+    assert main(["status", "--journal", str(journal_path)]) == 0
+    out = capsys.readouterr().out
+    assert "runs alone" in out and "rs2 underloaded: remove 1" in out
+    assert "rs2: underloaded (cpu 0.04 <= 0.10)" in out
+
+
+def test_the_decision_record_follows_the_executors_journal(tmp_path):
+    prod = Production(config(telemetry={"prometheus_enabled": False}), stream=io.StringIO())
+    world = FakeCluster()
+
+    def executor(journal):
+        return Executor(world.infra, world.datastore, ExecutorSettings(), world.clock,
+                        world.cluster, journal)
+
+    prod.fence(executor(Journal(":memory:")))
+    assert prod.recorder.path is None  # a journal in memory: nothing on disk either
+    prod.fence(executor(Journal(str(tmp_path / "j.sqlite"))))
+    assert prod.recorder.path == tmp_path / "last-decision.json"
