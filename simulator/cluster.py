@@ -100,6 +100,7 @@ class SimCluster:
         self._next_balance = self.settings.actions.balancer_period_s
         self._next_cache = 0.0
         self._counter = 0
+        self._scripted_done: set[int] = set()
         self.nodes: list[SimNode] = []
         self._build_workloads()
         self._build_regions()
@@ -346,6 +347,11 @@ class SimCluster:
             self.step(dt)
 
     def step(self, dt: float) -> None:
+        for i, sl in enumerate(self.scenario.launches):
+            if i not in self._scripted_done and self.t >= sl.at_s:
+                self._scripted_done.add(i)
+                self.launch(sl.profile, {TAG_MANAGED: "true", TAG_CLUSTER: self.cluster, TAG_PROFILE: sl.profile})
+                self.balancer_on = True  # the outside controller relies on the store's balancer
         self._fire_events()
         bg_cpu, bg_disk = self._background(dt)
         if self.t >= self._next_cache:

@@ -66,6 +66,14 @@ class Workload(_Frozen):
         return t >= self.start_s and (self.stop_s is None or t < self.stop_s)
 
 
+class ScriptedLaunch(_Frozen):
+    """A node added by the scenario itself (a stand-in for an outside controller, e.g. the
+    incremental-elasticity paper's response-time controller); the store's balancer gives it regions."""
+
+    at_s: float = Field(..., ge=0, description="Seconds after the start when the node is launched.")
+    profile: str = Field("default", description="Its profile.")
+
+
 class Scenario(_Frozen):
     name: str = Field(..., description="Scenario name.")
     description: str = Field("", description="What it reproduces.")
@@ -78,6 +86,7 @@ class Scenario(_Frozen):
     slo_interval_s: float = Field(2.0, gt=0, description="Averaging window of the SLO score, s (incr. paper: 2 s).")
     workloads: tuple[Workload, ...] = Field(..., min_length=1)
     data_transfer: str | None = Field(None, description="Overrides simulator.data_transfer (none | incremental | parallel).")
+    launches: tuple[ScriptedLaunch, ...] = Field((), description="Nodes the scenario adds by itself at given times (run them with --policy static).")
     hardware: dict[str, float] = Field(default_factory=dict, description="Overrides of simulator.hardware for this scenario's machines (e.g. ram_mb, heap_mb).")
 
     @model_validator(mode="after")

@@ -162,3 +162,12 @@ def test_transfer_loads_sender_and_receiver(sim_cluster, mode):
     cl.step(1.0)
     bg_cpu, bg_disk = cl._bg
     assert bg_cpu[0] > 0 and bg_cpu[1] > 0 and bg_disk[0] > 0 and bg_cpu[2] == 0
+
+
+def test_scripted_launch_joins_and_the_balancer_gives_it_regions(sim_cluster, small_scenario):
+    cl = sim_cluster(small_scenario(launches=[{"at_s": 10, "profile": "read"}]))
+    a = cl.settings.actions
+    cl.run_until(10 + a.vm_boot_s + a.rs_join_s + 30)
+    new = cl.nodes[-1]
+    assert len(cl.nodes) == 4 and new.rs_state == "active" and new.profile == "read"
+    assert np.sum(cl.reg_server == new.index) >= 1
