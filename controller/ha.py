@@ -225,6 +225,7 @@ class Leadership:
         self._lock: Any = None
         self._thread: threading.Thread | None = None
         self._was_leader = False
+        self._notify_mu = threading.RLock()
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
@@ -410,8 +411,11 @@ class Leadership:
                 log.exception("leadership listener failed")
 
     def _notify_change(self) -> None:
-        leader = self.is_leader()
-        if leader != self._was_leader:
+        # called from kazoo's thread, the election thread and the main thread (SIGTERM)
+        with self._notify_mu:
+            leader = self.is_leader()
+            if leader == self._was_leader:
+                return
             self._was_leader = leader
             why = self.status()
             log.info(
@@ -480,8 +484,9 @@ class Leadership:
                 alive = None  # connection trouble: the listener has fenced; retry next beat
             if alive is False:
                 return  # our znode is gone: the session expired, someone else may lead
-            if alive and self.fence.confirmed(sent_at, epoch):
-                self._notify_change()
+            if alive:
+                self.fence.confirmed(sent_at, epoch)
+            self._notify_change()  # also reports a lease that ran out between beats
             if client.state == "LOST":
                 return
 

@@ -83,7 +83,8 @@ METRICS: tuple[MetricSpec, ...] = (
                "not_leader)."),
     MetricSpec("metctl_actions_total", "counter", ("op", "result"),
                "Actions carried out, by op (launch, reconfigure, move, compact, drain, "
-               "terminate) and result (ok, failed, skipped)."),
+               "terminate) and journaled result (done, failed, skipped, cancelled, "
+               "rolled_back)."),
     MetricSpec("metctl_action_duration_seconds", "histogram", ("op",),
                "How long each action took, in seconds."),
     MetricSpec("metctl_metric_source_errors_total", "counter", ("source",),
