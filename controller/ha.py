@@ -523,6 +523,31 @@ def read_leader(settings: HASettings, cluster: str, timeout_s: float = 5.0) -> s
         client.close()
 
 
+class FencedDriver:
+    """An infrastructure or data-store driver whose calls that change the cluster (launch,
+    terminate, move_partition, restart_server, compact, decommission, set_balancer) raise
+    NotLeader unless this instance may act; reads (nodes, servers, partitions,
+    compaction_running) pass. The journal already holds the step's intent, so an interrupted
+    step is resumed by the next leader from observation, like a crash between two writes."""
+
+    READS = frozenset({"nodes", "servers", "partitions", "compaction_running"})
+
+    def __init__(self, driver: Any, leadership: Leadership):
+        self._driver, self._leadership = driver, leadership
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._driver, name)
+        if name in self.READS or name.startswith("_") or not callable(attr):
+            return attr
+
+        def fenced(*args: Any, **kwargs: Any) -> Any:
+            if not self._leadership.may_act():
+                raise NotLeader(f"{name} refused: {self._leadership.status()}")
+            return attr(*args, **kwargs)
+
+        return fenced
+
+
 class FencedExecutor:
     """The executor as the control loop sees it, behind the leadership fence.
 
@@ -540,6 +565,12 @@ class FencedExecutor:
         self.executor, self.leadership = executor, leadership
         self.after_tick = after_tick
         self._synced = False  # True while we lead and have re-read the journal since
+        # A tick may start several driver calls: each one that changes the cluster asks the
+        # fence again, so leadership lost in the middle of a tick stops the next call.
+        for attr in ("infra", "ds"):
+            driver = getattr(executor, attr, None)
+            if driver is not None and not isinstance(driver, FencedDriver):
+                setattr(executor, attr, FencedDriver(driver, leadership))
 
     def __getattr__(self, name: str) -> Any:  # status(), plan_id, journal, … pass through
         return getattr(self.executor, name)

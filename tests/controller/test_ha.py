@@ -265,3 +265,30 @@ def test_exit_waits_for_the_action_in_flight():
     idle.start()
     with pytest.raises(SystemExit):
         idle.exit_when_idle(143)  # nothing in flight: at once
+
+
+def test_leadership_lost_in_the_middle_of_a_tick_stops_the_next_driver_call():
+    from controller.ha import FencedDriver
+
+    world, journal = FakeCluster(), Journal(":memory:")
+    plan = scenario(world)
+    lead, fx = fenced(world, journal)
+    assert isinstance(fx.executor.infra, FencedDriver) and isinstance(fx.executor.ds, FencedDriver)
+    # the fence closes right after the first partition move: in the same tick, more moves
+    # (and everything after) must be refused
+    real_move = fx.executor.ds._driver.move_partition
+    calls, effects_then = [], []
+
+    def move_then_lose_leadership(*args):
+        calls.append(args)
+        real_move(*args)
+        effects_then.append(len(world.effects))
+        lead.fence.released()
+
+    fx.executor.ds._driver.move_partition = move_then_lose_leadership
+    fx.submit(plan, "p1")
+    for _ in range(300):
+        fx.tick()
+        world.advance(1.0)
+    assert len(calls) == 1 and len(world.effects) == effects_then[0]
+    assert fx.executor.ds.partitions()  # reads still pass
