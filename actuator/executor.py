@@ -165,6 +165,11 @@ class _Observation:
         self._nodes = self._servers = self._parts = None
 
 
+def _age(step: "Step", now: float) -> float:
+    """Seconds since the step entered its current sub-state (0 when unknown)."""
+    return now - step.since if step.since is not None else 0.0
+
+
 def _backoff(base_s: float, max_s: float, attempt: int) -> float:
     """Exponential back-off (tenacity's): base, 2·base, 4·base … capped at max_s."""
     state = RetryCallState(None, None, (), {})  # type: ignore[arg-type]
@@ -475,7 +480,7 @@ class Executor:
             self._set(step, now, sub_state=sub, since=now)
         limit = {"requested": s.requested_timeout_s, "booting": s.booting_timeout_s,
                  "joining": s.joining_timeout_s}[sub]
-        if now - (step.since if step.since is not None else now) > limit:
+        if _age(step, now) > limit:
             self._launch_failed(step, now, f"{step.node} (instance {step.instance_id}) stayed {sub} "
                                            f"longer than {limit:g} s")
 
@@ -617,7 +622,7 @@ class Executor:
                 self._set(step, now, called=1, since=step.since if step.since is not None else now,
                           event=f"restart of {node} with profile {step.profile} requested")
                 return
-            if now - (step.since or now) > s.restart_timeout_s:
+            if _age(step, now) > s.restart_timeout_s:
                 self._retry_or_stop(step, now, f"{node} not active with profile {step.profile} after "
                                                f"{s.restart_timeout_s:g} s")
             return
@@ -707,7 +712,7 @@ class Executor:
                 self._set(m, now, called=1)  # already in transition: our call went out before a restart
             elif not m.called:
                 self._issue_move(m, dest, now)
-            elif now - (m.since or now) > s.move_timeout_s:
+            elif _age(m, now) > s.move_timeout_s:
                 self._requeue_or_stop(m, now, f"{m.partition} not on {dest} after {s.move_timeout_s:g} s "
                                               f"(on {loc.server})")
         in_flight = [m for m in self._of("move", plan_only=False) if m.state == "running"]
@@ -771,7 +776,7 @@ class Executor:
                 self._issue_compact(c, now)
             elif not busy and (c.since is None or now > c.since):
                 self._set(c, now, state="done", finished_at=now, error=None)
-            elif busy and now - (c.since or now) > s.compaction_timeout_s:
+            elif busy and _age(c, now) > s.compaction_timeout_s:
                 self._requeue_or_stop(c, now, f"compaction of {c.partition} still running after "
                                             f"{s.compaction_timeout_s:g} s")
         n_running = sum(1 for c in steps if c.state == "running")
@@ -849,7 +854,7 @@ class Executor:
                     self._retry_or_stop(step, now, f"decommission of {node} failed: {err}", err.retryable)
                     return
                 self._set(step, now, called=1, since=now, event=f"decommission of {node} requested")
-            elif now - (step.since or now) > s.drain_timeout_s:
+            elif _age(step, now) > s.drain_timeout_s:
                 self._retry_or_stop(step, now, f"{node} still up {s.drain_timeout_s:g} s after decommission")
 
     def _phase_terminate(self, now: float) -> bool:
@@ -879,7 +884,7 @@ class Executor:
                     self._retry_or_stop(step, now, f"terminate {step.instance_id} failed: {err}", err.retryable)
                     continue
                 self._set(step, now, called=1, since=now, event=f"terminate {step.instance_id} requested")
-            elif now - (step.since or now) > s.terminate_timeout_s:
+            elif _age(step, now) > s.terminate_timeout_s:
                 self._retry_or_stop(step, now, f"{step.instance_id} not gone {s.terminate_timeout_s:g} s "
                                                "after terminate")
         return all(st.finished for st in self._of("terminate"))

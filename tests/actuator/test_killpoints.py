@@ -102,3 +102,62 @@ def test_sigkill_at_every_journal_write_resumes_exactly_once(tmp_path, case, cap
         print(f"\nkill-point matrix [{case}]: {len(results)} kill points ({writes} journal writes x before/after), "
               f"{sum(r[2] for r in results)} resumed exactly like the uninterrupted run "
               f"({windows} in the balancer window)")
+
+
+class _Crash(BaseException):
+    """Raised from the journal hook: the executor object is abandoned mid-step, as if killed."""
+
+
+from hypothesis import HealthCheck, given, settings as hsettings, strategies as st  # noqa: E402
+
+from tests.actuator.plans import random_case, resolved_layout  # noqa: E402
+
+
+@hsettings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), kill=st.floats(0, 1), when=st.sampled_from(["before", "after"]),
+       faults=st.booleans())
+def test_random_plans_crashed_at_a_random_write_end_like_uninterrupted_runs(seed, kill, when, faults):
+    def build():
+        world = FakeCluster()
+        plan = random_case(seed, world)
+        if faults:
+            parts = sorted(world.s["partitions"])
+            world.inject(move_failures={parts[0]: 2}, move_back={parts[-1]: 1})
+        return world, plan
+
+    world, plan = build()
+    ex = Executor(world.infra, world.datastore, SETTINGS, world.clock, world.cluster, Journal(":memory:"))
+    ex.submit(plan, "p")
+    clean = run_to_end(ex, world)
+    assert clean.state == "done", clean
+    clean_effects, writes = Counter(world.effects), ex.journal.writes
+    assert actual_layout(world) == resolved_layout(ex, plan)
+
+    k = 1 + int(kill * (writes - 1))
+    world, plan = build()
+    journal = Journal(":memory:")
+
+    def hook(moment: str, number: int, _what: str) -> None:
+        if number == k and moment == when:
+            raise _Crash()
+
+    journal.on_write = hook
+    first = Executor(world.infra, world.datastore, SETTINGS, world.clock, world.cluster, journal)
+    try:
+        first.submit(plan, "p")
+        run_to_end(first, world)
+        raise AssertionError("the crash point was never reached")
+    except _Crash:
+        pass
+    journal.on_write = None
+    second = Executor(world.infra, world.datastore, SETTINGS, world.clock, world.cluster, journal)
+    second.resume()
+    if journal.latest() is None:
+        second.submit(plan, "p")
+    status = run_to_end(second, world)
+    expected = clean_effects.copy()
+    if any("balancer state before the plan is unknown" in e["message"] for e in journal.events("p")):
+        expected[("balancer", True)] -= 1
+        expected += Counter()
+    assert status.state == "done" and Counter(world.effects) == expected, (k, when)
+    assert actual_layout(world) == resolved_layout(second, plan)
