@@ -171,3 +171,16 @@ def test_scripted_launch_joins_and_the_balancer_gives_it_regions(sim_cluster, sm
     new = cl.nodes[-1]
     assert len(cl.nodes) == 4 and new.rs_state == "active" and new.profile == "read"
     assert np.sum(cl.reg_server == new.index) >= 1
+
+
+def test_region_counters_add_up_to_the_operations_served(sim_cluster, small_scenario):
+    wl = [{"name": n, "ycsb": n, "threads": 10, "records": 100_000, "regions": 3} for n in "ABCDEF"]
+    cl = sim_cluster(small_scenario(workloads=wl))
+    cl.run_until(120)  # no moves: counters count from the start
+    ops = np.array(cl.rec_ops).sum(axis=0)  # per workload
+    # every operation is one request, except read-modify-write: a read and a write
+    expected = float((ops * (1.0 + cl.p_rmw)).sum())
+    counted = float(cl.reg_reads.sum() + cl.reg_writes.sum() + cl.reg_scans.sum())
+    assert abs(counted - expected) <= 1e-6 * expected
+    scans = float((ops * cl.p_scan).sum())
+    assert abs(float(cl.reg_scans.sum()) - scans) <= 1e-6 * max(scans, 1.0)
