@@ -216,6 +216,8 @@ def place(reads: np.ndarray, writes: np.ndarray, scans: np.ndarray, nodes: int,
             continue
         members = np.flatnonzero(final == GROUPS.index(g))
         cap = -(-members.shape[0] // m)  # ceil(partitions / nodes), MET's per-node maximum
+        if policy.partition_cap_slack > 0:
+            cap = math.ceil(cap * (1 + policy.partition_cap_slack))
         first = len(slot_group)
         pref = None
         if preferred_slot is not None and policy.keep_tolerance > 0:

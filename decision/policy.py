@@ -68,6 +68,11 @@ class PolicyConfig(BaseModel):
         "count", description="How many nodes each group gets: in proportion to its share of "
         "partitions (`count`, MET) or of requests (`load`).")
 
+    partition_cap_slack: float = Field(
+        0.0, ge=0, le=10, description="MET caps each node at ceil(partitions / nodes) of its "
+        "group's partitions; this lets a node hold that many times (1 + slack). With few "
+        "partitions per node the tight cap can cost a lot of balance (10 per node: ~24 % over "
+        "the lower bound on Zipf loads); 0.1 restores LPT's balance. 0: MET's cap.")
     keep_tolerance: float = Field(
         0.0, ge=0, le=1, description="Sticky LPT: a partition stays on the node it is on when "
         "that node carries at most this fraction of the group's mean node load more than LPT's "

@@ -148,15 +148,31 @@ def test_the_cap_can_cost_balance():
     assert np.bincount(lpt(loads, 2), weights=loads).max() == 7
 
 
+def test_cap_slack_restores_balance_with_few_partitions_per_node():
+    rng = np.random.default_rng(7)
+    loads = 1000.0 / np.arange(1, 2001) ** 0.3
+    rng.shuffle(loads)
+    zeros = np.zeros_like(loads)
+    ratios = {}
+    for slack in (0.0, 0.2):
+        placement = place(loads, zeros, zeros, 201, PolicyConfig(partition_cap_slack=slack))
+        per_node = np.bincount(placement.slot_of, weights=loads, minlength=201)
+        ratios[slack] = per_node.max() / per_node.mean()
+    uncapped = np.bincount(lpt(loads, 201), weights=loads, minlength=201)
+    assert ratios[0.2] < ratios[0.0]
+    assert ratios[0.2] <= uncapped.max() / uncapped.mean() + 1e-9  # as good as LPT uncapped
+
+
 def test_lpt_is_deterministic_on_ties():
     # Equal loads go to the lower node index; equal jobs keep their order.
     assert lpt(np.array([1.0, 1.0, 1.0, 1.0]), 2, 2).tolist() == [0, 1, 0, 1]
 
 
 @given(st.lists(st.tuples(st.floats(0, 1e3), st.floats(0, 1e3), st.floats(0, 1e3)),
-                max_size=80), st.integers(1, 12), st.sampled_from(["count", "load"]))
-def test_place_puts_every_partition_in_exactly_one_slot(rws, nodes, grouping):
-    policy = PolicyConfig(grouping=grouping)
+                max_size=80), st.integers(1, 12), st.sampled_from(["count", "load"]),
+       st.sampled_from([0.0, 0.1, 0.5]))
+def test_place_puts_every_partition_in_exactly_one_slot(rws, nodes, grouping, slack):
+    policy = PolicyConfig(grouping=grouping, partition_cap_slack=slack)
     r, w, s = (np.array([x[i] for x in rws], dtype=float) for i in range(3))
     placement = place(r, w, s, nodes, policy)
     assert len(placement.slot_group) == nodes
@@ -166,7 +182,8 @@ def test_place_puts_every_partition_in_exactly_one_slot(rws, nodes, grouping):
         assert placement.slot_of.min() >= 0 and placement.slot_of.max() < nodes
         per_slot = np.bincount(placement.slot_of, minlength=nodes)
         for t, g in enumerate(placement.slot_group):
-            cap = math.ceil(placement.group_partitions[g] / placement.group_nodes[g])
+            cap = math.ceil(math.ceil(placement.group_partitions[g] / placement.group_nodes[g])
+                            * (1 + policy.partition_cap_slack))
             assert per_slot[t] <= cap
         # A partition's slot belongs to its class, or to read_write when its class merged.
         for p, t in enumerate(placement.slot_of):
