@@ -20,6 +20,12 @@ class SnapshotArrays:
         self.size_mb = np.fromiter((p.size_mb for p in parts), np.float64, len(parts))
         self.locality = np.fromiter((p.locality for p in parts), np.float64, len(parts))
         self.load = self.reads + self.writes + self.scans
+        # Input validation belongs to whoever read the snapshot (the CLI refuses such files);
+        # the core still refuses to plan on rates it cannot compare.
+        bad = ~np.isfinite(self.load) | (self.reads < 0) | (self.writes < 0) | (self.scans < 0)
+        if bad.any():
+            p = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"partitions[{p}] ({self.ids[p]}): rates must be finite and >= 0")
         self.active = [n for n in snapshot.nodes if n.state == "active"]
         index = {n.id: i for i, n in enumerate(self.active)}
         self.node_of = np.fromiter((index.get(p.node, -1) for p in parts), np.int64, len(parts))

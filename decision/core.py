@@ -15,7 +15,7 @@ import numpy as np
 
 from decision.actions import build_plan
 from decision.arrays import SnapshotArrays, current_assignment, load_ratio
-from decision.health import assess_health
+from decision.health import assess_health, unknown_active
 from decision.model import (
     GROUPS, ClusterSnapshot, DecisionMemory, GroupPlan, Health, Plan, Sizing, Summary,
 )
@@ -77,7 +77,7 @@ def _decide(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: DecisionMem
         return decide_tiramola(snapshot, policy, memory)
     health = assess_health(snapshot.nodes, policy)
     active = [n for n in snapshot.nodes if n.state == "active"]
-    if not active or any(n.metrics is None for n in active):
+    if not active or unknown_active(snapshot.nodes):
         return _hold(policy, snapshot, memory, health)
     if policy.name == "static":
         sizing = Sizing(len(active), len(active), 0, memory.step, "static policy: never acts")

@@ -8,10 +8,17 @@ the core never decides on guessed numbers (see `Health.unknown_active`).
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from decision.model import Health, Node, NodeHealth
 from decision.policy import PolicyConfig
+
+
+def metrics_known(node: Node) -> bool:
+    """A node's metrics can be decided on: present and finite (NaN is no measurement)."""
+    m = node.metrics
+    return m is not None and all(math.isfinite(x) for x in (m.cpu, m.io_wait, m.memory))
 
 
 def node_verdict(node: Node, policy: PolicyConfig) -> NodeHealth:
@@ -21,6 +28,8 @@ def node_verdict(node: Node, policy: PolicyConfig) -> NodeHealth:
     m = node.metrics
     if m is None:
         return NodeHealth(node.id, "unknown", ("no fresh metrics: not decided on",) + note)
+    if not metrics_known(node):
+        return NodeHealth(node.id, "unknown", ("metrics not finite: not decided on",) + note)
     over: list[str] = []
     if m.cpu >= policy.cpu_high:
         over.append(f"cpu {m.cpu:.2f} >= cpu_high {policy.cpu_high:.2f}")
@@ -70,8 +79,8 @@ def assess_health(nodes: Sequence[Node], policy: PolicyConfig) -> Health:
 
 
 def unknown_active(nodes: Sequence[Node]) -> list[str]:
-    """Ids of active nodes without metrics: any one of them makes the core hold."""
-    return [n.id for n in nodes if n.state == "active" and n.metrics is None]
+    """Ids of active nodes without usable metrics: any one of them makes the core hold."""
+    return [n.id for n in nodes if n.state == "active" and not metrics_known(n)]
 
 
-__all__ = ["node_verdict", "assess_health", "unknown_active"]
+__all__ = ["metrics_known", "node_verdict", "assess_health", "unknown_active"]

@@ -23,6 +23,7 @@ from dataclasses import replace
 import numpy as np
 
 from decision.arrays import current_assignment, load_ratio
+from decision.health import metrics_known, unknown_active
 from decision.model import (
     Action, ClusterSnapshot, DecisionMemory, Health, NodeAssignment, NodeHealth, Plan, Sizing,
     Summary,
@@ -48,7 +49,7 @@ def running_average(snapshot: ClusterSnapshot, policy: PolicyConfig,
     kept = [(t, n, c) for t, n, c in _parse(memory.history)
             if now - policy.tiramola_window_s < t < now]
     for node in snapshot.nodes:
-        if node.state == "active" and node.metrics is not None:
+        if node.state == "active" and metrics_known(node):
             kept.append((now, node.id, node.metrics.cpu))
     sums: dict[str, list[float]] = {}
     for _, n, c in kept:
@@ -66,8 +67,8 @@ def decide_tiramola(snapshot: ClusterSnapshot, policy: PolicyConfig,
     verdicts = []
     for n in snapshot.nodes:
         avg = averages.get(n.id) if n.state == "active" else None
-        if n.metrics is None:
-            verdicts.append(NodeHealth(n.id, "unknown", ("no fresh metrics: not decided on",)))
+        if not metrics_known(n):
+            verdicts.append(NodeHealth(n.id, "unknown", ("no usable metrics: not decided on",)))
         elif avg is None:
             verdicts.append(NodeHealth(n.id, "healthy", (f"state {n.state}: not counted",)))
         elif avg > policy.tiramola_cpu_high:
@@ -82,7 +83,7 @@ def decide_tiramola(snapshot: ClusterSnapshot, policy: PolicyConfig,
     over = [n.id for n in active if averages.get(n.id, 0.0) > policy.tiramola_cpu_high]
     all_under = bool(active) and all(averages.get(n.id, 1.0) < policy.tiramola_cpu_low
                                      for n in active)
-    unknown = [n.id for n in active if n.metrics is None]
+    unknown = unknown_active(snapshot.nodes)
     busy = [n.id for n in snapshot.nodes if n.state != "active"]
     health = Health(tuple(verdicts), len(over) / count if count else 0.0, all_under,
                     not over and not all_under)

@@ -285,3 +285,18 @@ def test_tiramola_bounds_and_holds():
 
 def replace_policy(policy, **changes):
     return PolicyConfig(**{**policy.model_dump(), **changes})
+
+
+def test_non_finite_metrics_are_unknown_and_hold():
+    snap = make_snapshot([node("a", float("nan")), node("b", 0.9)],
+                         [partition("p", "a", reads=1)])
+    for policy in (P, T):
+        plan = decide(snap, policy, DONE)
+        assert plan.is_empty and plan.health.nodes[0].verdict == "unknown"
+        assert plan.memory == DONE
+
+
+def test_non_finite_rates_are_refused_not_planned_on():
+    snap = make_snapshot([0.9, 0.9], [partition("p", "rs1", reads=float("nan"))])
+    with pytest.raises(ValueError, match=r"partitions\[0\]"):
+        decide(snap, P, DONE)
