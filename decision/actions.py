@@ -101,7 +101,7 @@ def build_plan(snapshot: ClusterSnapshot, arrays: SnapshotArrays, placement: Pla
     # Where each partition is after the plan: final slot index (extra slots for nodes that
     # keep partitions they were meant to hand over: a removed node, or an inactive node).
     final_slot = slot_of.copy()
-    extra_ids: list[str] = []
+    extra_slot: dict[str, int] = {}  # node id -> its extra slot index
     extra_profile: list[str] = []
     if dropped.size:
         slot_by_node = {slot_node[t]: t for t in range(slots)}
@@ -110,13 +110,13 @@ def build_plan(snapshot: ClusterSnapshot, arrays: SnapshotArrays, placement: Pla
             src = arrays.current[p]
             t = slot_by_node.get(src)
             if t is None:
-                t = slots + len(extra_ids) if src not in extra_ids \
-                    else slots + extra_ids.index(src)
-                if src not in extra_ids:
-                    extra_ids.append(src)
+                t = extra_slot.get(src)
+                if t is None:
+                    t = extra_slot[src] = slots + len(extra_slot)
                     extra_profile.append(profile_by_id.get(src, "default"))
             final_slot[p] = t
-    kept_back = {extra_ids[k] for k in range(len(extra_ids))} & removed_ids
+    extra_ids = list(extra_slot)
+    kept_back = set(extra_ids) & removed_ids
     all_ids = slot_node + extra_ids
     all_profile = list(placement.slot_group) + extra_profile
 
