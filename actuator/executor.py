@@ -930,6 +930,7 @@ class Executor:
         then terminate those nodes; restore the balancer."""
         obs = self._obs
         layout: dict[str, str | None] = self._plan_row.get("layout") or {}
+        landing = self._settle_running_moves(now)
         remaining = False
         for step in self._launch_steps():
             node = obs.nodes.get(step.instance_id) if step.instance_id else self._find_by_token(step.token)
@@ -939,6 +940,8 @@ class Executor:
                 continue
             remaining = True
             server = next((sv.id for sv in obs.servers.values() if node.address and sv.host == node.address), None)
+            if server is not None and server in landing:
+                continue  # a move toward it is still in flight: let it land, then move it back
             serving = obs.on(server) if server else []
             if serving:
                 back = [c for c in self._children(step) if c.cause == "rollback"]
@@ -948,7 +951,7 @@ class Executor:
                     if p in covered:
                         continue
                     dest = layout.get(p)
-                    if dest not in obs.servers or dest == server:
+                    if dest not in obs.servers or dest == server or obs.servers[dest].state != "active":
                         dest = self._pick_destination(p, server, prefer_unreconfigured=False)
                     if dest is not None:
                         new.append(Step(idx=idx, op="move", parent=step.idx, partition=p, source=server,
@@ -964,9 +967,31 @@ class Executor:
                 self.infra.terminate(node.instance_id)
             except DriverError as err:
                 self._note_error(now, step, f"rollback: terminate {node.instance_id} failed: {err}")
-        if not remaining:
+        if not remaining and not landing:
+            for st in self._steps:
+                if st.state in ("running", "pending"):
+                    self._set(st, now, state="cancelled", finished_at=now, note="plan abandoned")
             self._restore_balancer(now)
             self._set_plan(now, state="abandoned", event="plan abandoned; nodes it launched are terminated")
+
+    def _settle_running_moves(self, now: float) -> set[str]:
+        """During a rollback: observe the plan's moves still in flight (none is issued again) and
+        return the servers a partition may still land on."""
+        parts, landing = self._obs.parts, set()
+        for m in self._of("move", plan_only=False):
+            if m.state != "running" or m.cause == "rollback":
+                continue
+            dest = self._resolve(m.target)
+            loc = parts.get(m.partition)
+            if loc is None:
+                self._set(m, now, state="skipped", finished_at=now, note="partition no longer exists")
+            elif loc.server == dest:
+                self._set(m, now, state="done", finished_at=now, note="landed during the rollback")
+            elif loc.server is None:
+                landing.add(dest)  # in transition: it may be landing on a node we are about to remove
+            else:
+                self._set(m, now, state="cancelled", finished_at=now, note="plan abandoned")
+        return landing
 
     # ------------------------------------------------ status text
     def _current(self) -> str:

@@ -154,6 +154,11 @@ class FakeCluster:
                 changed = True
         for pid, part in self.s["partitions"].items():
             if part["moving_to"] is not None and now >= part["arrive_at"]:
+                if part["moving_to"] not in self.s["servers"]:  # its target died meanwhile
+                    self._effect("LOST", part["moving_to"], [pid])
+                    part["moving_to"] = None
+                    changed = True
+                    continue
                 part["server"], part["moving_to"] = part["moving_to"], None
                 changed = True
                 if self.s["move_back"].get(pid, 0) > 0 and part["prev"] in self.s["servers"]:

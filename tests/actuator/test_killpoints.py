@@ -161,3 +161,100 @@ def test_random_plans_crashed_at_a_random_write_end_like_uninterrupted_runs(seed
         expected += Counter()
     assert status.state == "done" and Counter(world.effects) == expected, (k, when)
     assert actual_layout(world) == resolved_layout(second, plan)
+
+
+def _crash_run(build, k: int, when: str, settings=SETTINGS, resume_settings=None):
+    """Run the plan, 'kill' the executor at journal write k (in process: the executor object is
+    dropped mid-step), then resume with a fresh one on the same journal and cluster."""
+    world, plan = build()
+    journal = Journal(":memory:")
+
+    def hook(moment: str, number: int, _what: str) -> None:
+        if number == k and moment == when:
+            raise _Crash()
+
+    journal.on_write = hook
+    try:
+        first = Executor(world.infra, world.datastore, settings, world.clock, world.cluster, journal)
+        first.submit(plan, "p")
+        run_to_end(first, world)
+        return None  # k beyond this run's writes
+    except _Crash:
+        pass
+    journal.on_write = None
+    second = Executor(world.infra, world.datastore, resume_settings or settings, world.clock, world.cluster,
+                      journal)
+    second.resume()
+    if journal.latest() is None:
+        second.submit(plan, "p")
+    return run_to_end(second, world), world, second, journal
+
+
+def test_a_plan_that_stops_on_a_failing_move_stops_the_same_way_after_a_crash_at_any_write(capsys):
+    def build():
+        world = FakeCluster()
+        plan = scenario(world)
+        world.inject(move_failures={"p6": 99})
+        return world, plan
+
+    world, plan = build()
+    ex = Executor(world.infra, world.datastore, SETTINGS, world.clock, world.cluster, Journal(":memory:"))
+    ex.submit(plan, "p")
+    clean = run_to_end(ex, world)
+    assert clean.state == "failed"
+    clean_effects, writes = Counter(world.effects), ex.journal.writes
+    checked = 0
+    for k in range(1, writes + 1):
+        for when in ("before", "after"):
+            result = _crash_run(build, k, when)
+            assert result is not None
+            status, world2, _, journal = result
+            expected = clean_effects.copy()
+            if any("balancer state before the plan is unknown" in e["message"] for e in journal.events("p")):
+                expected[("balancer", True)] -= 1
+                expected += Counter()
+            assert status.state == "failed" and "p6" in status.reason, (k, when, status)
+            assert Counter(world2.effects) == expected, (k, when)
+            checked += 1
+    with capsys.disabled():
+        print(f"\nkill-point matrix [stopped]: {checked} crash points, {checked} stopped exactly like the "
+              "uninterrupted run")
+
+
+def test_rollback_on_resume_at_any_write_leaves_no_new_node_and_every_partition_served(capsys):
+    def build():
+        world = FakeCluster()
+        return world, scenario(world)
+
+    world, plan = build()
+    ex = Executor(world.infra, world.datastore, SETTINGS, world.clock, world.cluster, Journal(":memory:"))
+    ex.submit(plan, "p")
+    run_to_end(ex, world)
+    writes = ex.journal.writes
+    outcomes: Counter = Counter()
+    for k in range(1, writes + 1):
+        for when in ("before", "after"):
+            status, world2, second, journal = _crash_run(
+                build, k, when, resume_settings=ExecutorSettings(**{**SETTINGS.model_dump(), "on_resume": "rollback"}))
+            outcomes[status.state] += 1
+            for _ in range(20):
+                world2.advance(1)
+            layout = actual_layout(world2)
+            assert all(server is not None for server in layout.values()), (k, when)
+            kinds = Counter(e[0] for e in world2.effects)
+            assert kinds["LOST"] == 0 and kinds["restart-with-partitions"] == 0
+            launches = [e for e in world2.effects if e[0] == "launch"]
+            assert len(launches) <= 1, (k, when)  # never launched twice
+            row = journal.load_plan("p")
+            if status.state == "abandoned":
+                assert not row["committed"]
+                new = {e[1] for e in launches}
+                assert not any(n.instance_id in new for n in world2.infra.nodes()), (k, when)
+                new_servers = {f"{world2.s['instances'][i]['address']},16020" for i in new}
+                assert not set(layout.values()) & new_servers
+            else:
+                assert status.state == "done" and row["committed"], (k, when, status)
+    with capsys.disabled():
+        print(f"\nkill-point matrix [rollback on resume]: {sum(outcomes.values())} crash points: "
+              f"{outcomes['abandoned']} rolled back, {outcomes['done']} finished (past the commit point)")
+    assert outcomes["abandoned"] > 0 and outcomes["done"] > 0
