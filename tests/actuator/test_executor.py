@@ -254,12 +254,18 @@ def test_rollback_on_resume_terminates_the_new_node_and_moves_its_partitions_bac
     assert "LOST" not in [e[0] for e in world.effects]
 
 
-@hsettings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10_000), max_moves=st.integers(1, 3))
-def test_any_consistent_plan_ends_in_its_assignment_without_serving_gaps(seed, max_moves):
+@hsettings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), max_moves=st.integers(1, 3), faults=st.integers(0, 2),
+       launch_fault=st.sampled_from([(), ("error",), ("never_join",), ("never_ready",)]))
+def test_any_consistent_plan_ends_in_its_assignment_without_serving_gaps(seed, max_moves, faults, launch_fault):
     world = FakeCluster()
     plan = random_case(seed, world)
-    ex = executor(world, max_concurrent_moves=max_moves)
+    parts = sorted(world.s["partitions"])
+    servers = sorted(world.s["servers"])
+    # transient faults within the retry budgets: the plan must still complete
+    world.inject(launch=launch_fault, move_failures={parts[0]: faults}, move_back={parts[-1]: min(faults, 1)},
+                 restart_failures={servers[0]: faults})
+    ex = executor(world, max_concurrent_moves=max_moves, booting_timeout_s=60, joining_timeout_s=60)
     ex.submit(plan, f"plan-{seed}")
 
     def check(_):
