@@ -211,3 +211,32 @@ def test_metctl_run_instances_one_acts_sigkill_then_sigterm(zookeeper, tmp_path)
     finally:
         for d in daemons:
             d.stop()
+
+
+def test_metctl_run_leader_sigstopped_past_its_session_does_not_act_after_sigcont(
+        zookeeper, tmp_path):
+    root = f"/metctl-stop-{os.getpid()}"
+    daemons = [Daemon(tmp_path, f"s{i}", zookeeper.hosts, root) for i in range(2)]
+    try:
+        first = poll(lambda: next((d for d in daemons if d.events("ha.leader")), None), 30,
+                     "a daemon to lead")
+        other = next(d for d in daemons if d is not first)
+        poll(lambda: first.events("action"), 60, "the leader to act")
+        os.kill(first.proc.pid, signal.SIGSTOP)  # frozen wherever it was, maybe mid-tick
+        stopped_at = time.time()
+        took = poll(lambda: other.events("ha.leader"), 30, "the other to lead")[0]
+        assert other.wall(took) - stopped_at > SESSION_S * 0.5
+        time.sleep(1.0)
+        resumed_at = time.time()
+        os.kill(first.proc.pid, signal.SIGCONT)
+        poll(lambda: [f for f in first.events("ha.follower") if first.wall(f) > stopped_at],
+             20, "the woken leader to report that it no longer leads")
+        poll(lambda: [a for a in other.events("action") if other.wall(a) > resumed_at], 60,
+             "the new leader to keep acting")
+        late = [a for a in first.events("action") if first.wall(a) >= resumed_at]
+        assert late == []
+        assert first.leader_gauge() == 0 and other.leader_gauge() == 1
+    finally:
+        for d in daemons:
+            os.kill(d.proc.pid, signal.SIGCONT) if d.proc.poll() is None else None
+            d.stop()
