@@ -121,3 +121,12 @@ def test_containerfile_builds_the_distribution_and_runs_metctl_unprivileged():
                                                    "/etc/metctl/metctl.yaml"]
     extras = next(line for line in lines if line.startswith("ARG EXTRAS="))
     assert set(extras.split("=", 1)[1].split(",")) <= set(project()["optional-dependencies"])
+
+
+def test_containerfile_copies_every_package_the_distribution_ships():
+    find = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "packages"]["find"]["include"]
+    packages = {p.rstrip("*") for p in find}
+    copied = {line.split()[1] for line in (ROOT / "deploy/container/Containerfile").read_text()
+              .splitlines() if line.startswith("COPY ") and "--from" not in line}
+    assert packages <= copied and "." not in copied
