@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 
-.PHONY: run test venv system-deps bench clean
+.PHONY: run test venv system-deps bench clean demo-hbase
 
 $(BIN)/.installed: pyproject.toml
 	bash deploy/bootstrap-python.sh $(PYTHON) $(VENV)
@@ -27,6 +27,11 @@ test: venv system-deps
 
 bench: venv
 	for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+# metctl on a real local HBase cluster: start it, load MET's six YCSB tenants, measure, let
+# metctl act for a few rounds, measure again, report with plots (out/demo-hbase/), stop it.
+demo-hbase: venv system-deps
+	$(BIN)/python deploy/local-hbase/demo.py $(DEMO_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis out

@@ -104,13 +104,14 @@ class HBaseDriver:
     def __init__(self, gateway: HBaseGateway, *, restarter: Restarter | None = None,
                  settings_for: Callable[[str], Mapping[str, str]] = default_settings_for,
                  move_timeout_s: float = 60, drain_timeout_s: float = 120, poll_s: float = 0.3,
-                 host_format: str = "{host}"):
+                 host_format: str = "{host}", confirm_s: float = 5.0):
         self.gateway = gateway
         self.restarter = restarter
         self.settings_for = settings_for
         self.move_timeout_s = move_timeout_s
         self.drain_timeout_s = drain_timeout_s
         self.poll_s = poll_s
+        self.confirm_s = confirm_s  # how long a move may take to show in hbase:meta before it is re-issued
         # ServerInfo.host must equal the infrastructure's node address: "{host}" for one
         # RegionServer per machine, "{host}:{port}" for several on one (the local cluster)
         self.host_format = host_format
@@ -182,17 +183,22 @@ class HBaseDriver:
         return "default"
 
     def region_locations(self) -> dict[str, tuple[str, str | None]]:
-        """encoded region name -> (table, server id or None) for every user region."""
-        where: dict[str, str] = {}
-        for sid, sn in self._server_names().items():
-            for ri in self._call("getRegions", lambda sn=sn: self.admin.getRegions(sn)):
-                where[ri.getEncodedName()] = sid
+        """encoded region name -> (table, server id or None) for every user region, as
+        hbase:meta records it (one read per table; no call to a RegionServer that may still be
+        starting). A region whose server is not live counts as offline (None)."""
+        live = set(self._server_names())
+        conn = self.gateway.connection
         out: dict[str, tuple[str, str | None]] = {}
         for t in self._user_tables():
-            for ri in self._call("getRegions", lambda t=t: self.admin.getRegions(t)):
+            locs = self._call("getAllRegionLocations",
+                              lambda t=t: conn.getRegionLocator(t).getAllRegionLocations())
+            for loc in locs:
+                ri = loc.getRegion()
                 if ri.isSplitParent():  # a split's offline parent: not a partition any more
                     continue
-                out[ri.getEncodedName()] = (t.getNameAsString(), where.get(ri.getEncodedName()))
+                sn = loc.getServerName()
+                sid = server_id_of(sn) if sn is not None else None
+                out[str(ri.getEncodedName())] = (t.getNameAsString(), sid if sid in live else None)
         return out
 
     def partitions(self) -> list[PartitionLocation]:
@@ -211,17 +217,29 @@ class HBaseDriver:
         if self._where(partition_id) == target:
             return
         sn = self._server_name(target)
-        self._call(f"move {partition_id} -> {target}", lambda: self.admin.move(partition_id.encode(), sn))
-        # Admin.move returns when the master's move procedure ends; confirm where it opened.
         deadline = time.monotonic() + self.move_timeout_s
         while True:
-            now_at = self._where(partition_id)
-            if now_at == target:
-                return
-            if time.monotonic() > deadline:
+            try:
+                self._call(f"move {partition_id} -> {target}", lambda: self.admin.move(partition_id.encode(), sn))
+            except DriverError as e:
+                # a RegionServer the master already counts may still be opening its RPC services
+                if "ServerNotRunningYet" not in str(e) or time.monotonic() > deadline:
+                    raise
+            # Admin.move returns when the master's move procedure ends; confirm where the region
+            # opened. A server still starting may be passed over (the region stays or goes
+            # elsewhere), and the balancer or a crash may move it on: then move it again.
+            settle = min(deadline, time.monotonic() + self.confirm_s)
+            while True:
+                now_at = self._where(partition_id)
+                if now_at == target:
+                    return
+                if time.monotonic() >= settle:
+                    break
+                time.sleep(self.poll_s)
+            if time.monotonic() >= deadline:
                 raise DriverError(f"region {partition_id} is on {now_at}, not {target}, "
                                   f"{self.move_timeout_s:.0f} s after the move")
-            time.sleep(self.poll_s)
+            log.info("region %s is on %s, not %s: moving it again", partition_id, now_at, target)
 
     def restart_server(self, server_id: str, profile: str) -> None:
         if self.restarter is None:

@@ -236,7 +236,7 @@ class LocalHBase:
     def __init__(self, workdir: str | Path, version: str = HBASE_VERSION, *,
                  rs_heap_mb: int = 384, master_heap_mb: int = 320, zk_heap_mb: int = 128,
                  session_timeout_ms: int = 10_000, metrics_period_s: int = 2,
-                 extra_site: Mapping[str, Any] | None = None):
+                 base_port: int | None = None, extra_site: Mapping[str, Any] | None = None):
         self.workdir = Path(workdir).resolve()
         self.version = version
         self.rs_heap_mb = rs_heap_mb
@@ -244,6 +244,9 @@ class LocalHBase:
         self.zk_heap_mb = zk_heap_mb
         self.session_timeout_ms = session_timeout_ms
         self.metrics_period_s = metrics_period_s
+        # fixed ports (a config file can name them): ZooKeeper base, master base+1 (info +2),
+        # rsN base+10N (info +1); None = free ports picked at random
+        self.base_port = base_port
         self.extra_site = dict(extra_site or {})
         self.state_file = self.workdir / "cluster.json"
 
@@ -354,7 +357,21 @@ class LocalHBase:
         (conf / "hadoop-metrics2-hbase.properties").write_text(f"*.period={self.metrics_period_s}\n")
         (conf / "overrides.json").write_text(json.dumps(dict(overrides), indent=2))
 
+    def _fixed_ports(self, name: str, kind: str) -> tuple[int | None, int | None]:
+        if self.base_port is None:
+            return None, None
+        b = self.base_port
+        if kind == "zk":
+            return b, None
+        if kind == "master":
+            return b + 1, b + 2
+        if name[2:].isdigit():
+            return b + 10 * int(name[2:]), b + 10 * int(name[2:]) + 1
+        return None, None
+
     def _define(self, name: str, kind: str, port: int | None = None, info_port: int | None = None) -> Proc:
+        if port is None:
+            port, info_port = self._fixed_ports(name, kind)
         p = Proc(name=name, kind=kind, conf_dir=str(self.workdir / "conf" / name),
                  log=str(self.workdir / "logs" / f"{name}.log"), port=port or free_port(),
                  info_port=info_port or (free_port() if kind != "zk" else 0))
@@ -408,8 +425,7 @@ class LocalHBase:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             for p in procs:
-                if p.pid is None and not self.running(p.name):
-                    raise ClusterError(f"{p.name} died while waiting for {what}; see {p.log}:\n{tail(p.log)}")
+                # the recorded PID only (its cmdline names the conf dir only once java has exec'd)
                 q = self.procs()[p.name]
                 if not q.pid or not pid_alive(q.pid):
                     raise ClusterError(f"{p.name} died while waiting for {what}; see {p.log}:\n{tail(p.log)}")
@@ -610,6 +626,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", default=os.environ.get("METCTL_HBASE_WORKDIR", "out/local-hbase"))
     ap.add_argument("--version", default=HBASE_VERSION)
     ap.add_argument("--rs-heap-mb", type=int, default=384)
+    ap.add_argument("--base-port", type=int, default=None,
+                    help="fixed ports: ZooKeeper here, master +1/+2, rsN +10N/+10N+1 (default: random free ports)")
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("fetch")
     s = sub.add_parser("start")
@@ -629,7 +647,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("status")
     sub.add_parser("stop")
     args = ap.parse_args(argv)
-    c = LocalHBase(args.workdir, args.version, rs_heap_mb=args.rs_heap_mb)
+    c = LocalHBase(args.workdir, args.version, rs_heap_mb=args.rs_heap_mb, base_port=args.base_port)
     try:
         if args.cmd == "fetch":
             t0 = time.monotonic()

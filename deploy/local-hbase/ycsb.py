@@ -143,6 +143,7 @@ class Result:
 _STATUS_LINE = re.compile(r"(\d+) sec: (\d+) operations; ([0-9.]+) current ops/sec")
 _RETURN = re.compile(r"^\[([A-Z-]+)\], Return=([A-Z_]+), (\d+)$")
 _THROUGHPUT = re.compile(r"^\[OVERALL\], Throughput\(ops/sec\), ([0-9.E+-]+)$")
+_STATUS_OP = re.compile(r"\[([A-Z-]+): Count=(\d+)")
 
 
 def parse_output(workload: str, phase: str, stdout: str, stderr: str, seconds: float) -> Result:
@@ -159,6 +160,21 @@ def parse_output(workload: str, phase: str, stdout: str, stderr: str, seconds: f
     ops = sum(sum(s.values()) for s in per_op.values())
     ok = sum(s.get("OK", 0) for s in per_op.values())
     timeline = [(float(m.group(1)), float(m.group(3))) for m in _STATUS_LINE.finditer(stderr)]
+    if not per_op:
+        # stopped before its summary (SIGTERM): the last status line counts each operation
+        # type, failures apart ("READ-FAILED"), since the start
+        lines = [ln for ln in stderr.splitlines() if _STATUS_LINE.search(ln)]
+        if lines:
+            for op, n in _STATUS_OP.findall(lines[-1]):
+                if op == "CLEANUP":
+                    continue
+                base, status = (op[:-7], "FAILED") if op.endswith("-FAILED") else (op, "OK")
+                per_op.setdefault(base, {})[status] = int(n)
+            ops = sum(sum(v.values()) for v in per_op.values())
+            ok = sum(v.get("OK", 0) for v in per_op.values())
+            last = _STATUS_LINE.search(lines[-1])
+            assert last
+            throughput = ops / float(last.group(1)) if float(last.group(1)) else 0.0
     return Result(workload, phase, seconds, ops, ok, throughput, per_op, timeline)
 
 
@@ -203,6 +219,14 @@ def finish(proc: subprocess.Popen, t0: float, workload: str, phase: str, timeout
     if proc.returncode != 0 and not result.ops:
         raise cluster_mod.ClusterError(f"YCSB {phase} {workload} failed ({proc.returncode}):\n{err[-3000:]}")
     return result
+
+
+def stop(proc: subprocess.Popen, t0: float, workload: str, phase: str = "run") -> Result:
+    """End a running client early (SIGTERM) and read what its status lines counted."""
+    if proc.poll() is None:
+        proc.terminate()
+    out, err = proc.communicate(timeout=60)
+    return parse_output(workload, phase, out, err, time.monotonic() - t0)
 
 
 def run_many(cluster: Any, phase: str, workloads: Iterable[str],

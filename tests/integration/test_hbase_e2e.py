@@ -36,7 +36,7 @@ from decision.model import (
 from monitor.collector import Collector
 from monitor.hbase_jmx import HBaseJmxSource
 from monitor.settings import MonitorSettings
-from tests.fixtures.hbase import CLUSTER_PY, YCSB_RECORDS, local_restarter
+from tests.fixtures.hbase import CLUSTER_PY, YCSB_RECORDS, local_restarter, spread_regions
 
 pytestmark = pytest.mark.integration
 
@@ -93,17 +93,15 @@ def test_metctl_reshapes_the_live_cluster_while_ycsb_runs(
 
     # earlier tests may have left one server empty (regions do not come back after a restart
     # while the balancer is off): start from regions spread round-robin
-    servers = sorted(s.id for s in driver.servers())
-    for i, part in enumerate(driver.partitions()):
-        driver.move_partition(part.id, servers[i % len(servers)])
+    spread_regions(driver)
 
     # -- 1. a live snapshot under the tenants' load, and `metctl plan` on it
     urls = tuple(p.info_url for p in cluster.region_servers() if cluster.running(p.name))
     mon = MonitorSettings(hbase_jmx_urls=urls, min_fresh_fraction=0.0)
     collector = Collector([HBaseJmxSource(mon, admin=driver)], mon)
     collector.poll(time.time())
-    load = {w: ycsb.start(cluster, w, "run", records=YCSB_RECORDS, threads=1, seconds=10) for w in "ABCE"}
-    for _ in range(3):
+    load = {w: ycsb.start(cluster, w, "run", records=YCSB_RECORDS, threads=1, seconds=16) for w in "ABCE"}
+    for _ in range(5):
         time.sleep(3)
         collector.poll(time.time())
     for w, (p, t0) in load.items():

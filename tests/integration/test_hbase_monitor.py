@@ -11,12 +11,13 @@ import pytest
 from monitor.collector import Collector
 from monitor.hbase_jmx import HBaseJmxSource
 from monitor.settings import MonitorSettings
-from tests.fixtures.hbase import YCSB_RECORDS
+from tests.fixtures.hbase import YCSB_RECORDS, spread_regions
 
 pytestmark = pytest.mark.integration
 
 
 def test_the_monitor_sees_each_tenants_real_per_region_rates(hbase_cluster, hbase_driver, hbase_gateway, ycsb):
+    spread_regions(hbase_driver)  # an empty RegionServer has no per-region bean to read
     urls = tuple(p.info_url for p in hbase_cluster.region_servers() if hbase_cluster.running(p.name))
     settings = MonitorSettings(hbase_jmx_urls=urls, min_fresh_fraction=0.0)
     collector = Collector([HBaseJmxSource(settings, admin=hbase_driver)], settings)

@@ -1,0 +1,401 @@
+#!/usr/bin/env python3
+"""`make demo-hbase`: metctl reshaping a real HBase cluster on this machine.
+
+1. start the local cluster (ZooKeeper, master, 2 RegionServers; configs/local-hbase.yaml's
+   fixed ports) and a gmond reporting this machine's CPU/memory as host "localhost";
+2. load MET §3.1's six YCSB tenants (A–F, hotspot keys, one table each) and measure the mix
+   with HBase's own placement and the default homogeneous configuration ("before");
+3. run metctl's control loop (Ganglia + /jmx monitor, MET decision, journaled executor with the
+   local-process and HBase drivers) for a few short decision rounds while the mix keeps running;
+4. measure the mix again ("after"), print per-workload throughput, the actions metctl took and
+   the availability during them; write report.json and plots to --out; stop everything (by PID).
+
+Also used by bench/bench_hbase_placement.py (same cluster and load, HBase's balancer vs metctl).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import logging
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Iterable
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def _load(name: str, file: str) -> Any:
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, HERE / file)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+C = _load("metctl_local_hbase_cluster", "cluster.py")
+Y = _load("metctl_local_hbase_ycsb", "ycsb.py")
+
+from actuator.executor import Executor  # noqa: E402
+from actuator.hbase import CommandRestarter, HBaseDriver  # noqa: E402
+from actuator.hbase_gateway import HBaseGateway  # noqa: E402
+from actuator.journal import Journal  # noqa: E402
+from actuator.local import LocalDriver  # noqa: E402
+from controller.clock import RealClock  # noqa: E402
+from controller.config import load_config  # noqa: E402
+from controller.loop import ControlLoop, LoopObserver, MemoryStore  # noqa: E402
+from monitor.collector import Collector  # noqa: E402
+from monitor.ganglia import GangliaSource  # noqa: E402
+from monitor.hbase_jmx import HBaseJmxSource  # noqa: E402
+from monitor.source import Sample  # noqa: E402
+
+log = logging.getLogger("metctl.demo-hbase")
+CONFIG = ROOT / "configs" / "local-hbase.yaml"
+BASE_PORT = 16100
+GMOND_TCP, GMOND_UDP = 16190, 16191
+GMOND_MODULES = "/usr/lib/x86_64-linux-gnu/ganglia"
+
+GMOND_CONF = """\
+globals {{
+  daemonize = no
+  setuid = no
+  debug_level = 0
+  max_udp_msg_len = 1472
+  mute = no
+  deaf = no
+  host_dmax = 0
+  host_tmax = 20
+  cleanup_threshold = 5
+  send_metadata_interval = 10
+  override_hostname = "localhost"
+  override_ip = "127.0.0.1"
+}}
+cluster {{ name = "local-hbase" owner = "metctl" }}
+udp_send_channel {{ host = 127.0.0.1 port = {udp} ttl = 1 }}
+udp_recv_channel {{ port = {udp} bind = 127.0.0.1 }}
+tcp_accept_channel {{ port = {tcp} bind = 127.0.0.1 }}
+modules {{
+  module {{ name = "core_metrics" }}
+  module {{ name = "cpu_module" path = "{mod}/modcpu.so" }}
+  module {{ name = "mem_module" path = "{mod}/modmem.so" }}
+}}
+collection_group {{ collect_once = yes time_threshold = 20 metric {{ name = "heartbeat" }} }}
+collection_group {{ collect_every = 2 time_threshold = 4
+  metric {{ name = "cpu_idle" value_threshold = "0" }}
+  metric {{ name = "cpu_wio" value_threshold = "0" }}
+  metric {{ name = "cpu_user" value_threshold = "0" }}
+  metric {{ name = "cpu_system" value_threshold = "0" }}
+  metric {{ name = "mem_total" value_threshold = "0" }}
+  metric {{ name = "mem_free" value_threshold = "0" }}
+  metric {{ name = "mem_cached" value_threshold = "0" }}
+  metric {{ name = "mem_buffers" value_threshold = "0" }}
+}}
+"""
+
+
+class Gmond:
+    """This machine's gmond, reporting as host "localhost" (the host part of every local
+    RegionServer's id). Stopped by its PID."""
+
+    def __init__(self, workdir: Path):
+        conf = workdir / "gmond.conf"
+        conf.write_text(GMOND_CONF.format(udp=GMOND_UDP, tcp=GMOND_TCP, mod=GMOND_MODULES))
+        self.log = open(workdir / "logs" / "gmond.log", "ab")
+        self.proc = subprocess.Popen(["gmond", "-c", str(conf), "-f"], stdout=self.log,
+                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+class LiveJmxSource:
+    """HBaseJmxSource over every RegionServer running right now, including the ones metctl
+    launched (their info ports are recorded in the cluster's state file)."""
+
+    def __init__(self, cluster: Any, settings: Any, admin: Any):
+        self.cluster, self.settings, self.admin = cluster, settings, admin
+
+    def sample(self) -> Sample:
+        urls = [p.info_url for p in self.cluster.region_servers() if self.cluster.running(p.name)]
+        return HBaseJmxSource(self.settings, urls=urls, admin=self.admin).sample()
+
+
+class Recorder(LoopObserver):
+    """What the loop did: decisions, holds, executor events (for the report)."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.plans: list[dict[str, Any]] = []
+
+    def on_decision(self, now, plan, plan_id, snapshot) -> None:  # type: ignore[override]
+        self.plans.append({"at": now, "plan_id": plan_id, "reason": plan.reason,
+                           "sizing": asdict(plan.sizing),
+                           "actions": [a.to_dict() for a in plan.actions],
+                           "summary": asdict(plan.summary)})
+        log.info("decision: %s (%d actions)", plan.reason, len(plan.actions))
+
+    def on_hold(self, now, cause, words) -> None:  # type: ignore[override]
+        self.events.append({"at": now, "hold": str(getattr(cause, "value", cause)), "why": words})
+        log.info("hold: %s", words)
+
+    def on_action(self, now, event, plan_id, status) -> None:  # type: ignore[override]
+        self.events.append({"at": now, "event": event, "plan_id": plan_id})
+
+
+class RssWatch:
+    """Peak resident memory of the cluster's processes (and metctl's gateway), sampled."""
+
+    def __init__(self, cluster: Any, extra_pids: Iterable[int] = ()):
+        self.cluster, self.extra = cluster, list(extra_pids)
+        self.peak_mb = 0.0
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+        self._t.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(2.0):
+            total = sum(self.cluster.rss_mb().values())
+            for pid in self.extra:
+                try:
+                    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                        if line.startswith("VmRSS:"):
+                            total += int(line.split()[1]) / 1024
+                except OSError:
+                    pass
+            self.peak_mb = max(self.peak_mb, total)
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._t.join(timeout=5)
+        return self.peak_mb
+
+
+def hbase_balance(gw: HBaseGateway, cluster: Any, timeout_s: float = 120) -> None:
+    """One run of HBase's balancer (switched on for it, off again after), until no region is
+    in transition."""
+    admin = gw.admin
+    admin.balancerSwitch(True, True)
+    try:
+        admin.balance()
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and cluster.master_status()["ritCount"] != 0:
+            time.sleep(1)
+    finally:
+        admin.balancerSwitch(False, True)
+
+
+def mix_settings(records: int) -> dict[str, dict[str, Any]]:
+    """MET's per-workload client settings, scaled: D capped (a fast-growing log), others free."""
+    return {"D": {"target_ops": 150}}
+
+
+def run_mix(cluster: Any, seconds: float, records: int, threads: int = 1) -> dict[str, Any]:
+    return Y.run_many(cluster, "run", list(Y.WORKLOADS), mix_settings(records), records=records,
+                      threads=threads, seconds=seconds)
+
+
+def open_driver(cluster: Any, config: Any) -> tuple[HBaseGateway, HBaseDriver]:
+    gw = HBaseGateway(C.home_for(cluster.version) / "lib", cluster.client_settings(),
+                      conf_dir=cluster.client_conf_dir(), log_file=cluster.workdir / "logs" / "gateway.log",
+                      rpc_timeout_ms=int(config.datastore.hbase.rpc_timeout_s * 1000))
+    gw.open()
+    restarter = CommandRestarter([sys.executable, str(HERE / "cluster.py"), "--workdir", str(cluster.workdir),
+                                  "--base-port", str(BASE_PORT), "restart-rs", "{server}", "--settings", "{settings}"])
+    return gw, HBaseDriver(gw, restarter=restarter, host_format="{host}:{port}")
+
+
+def metctl_loop(cluster: Any, config: Any, driver: HBaseDriver, recorder: Recorder) -> tuple[ControlLoop, Executor]:
+    ganglia = GangliaSource(config.monitor)
+    jmx = LiveJmxSource(cluster, config.monitor, driver)
+    collector = Collector([ganglia, jmx], config.monitor)
+    infra = LocalDriver(config.infrastructure.local, config.cluster)
+    executor = Executor(infra, driver, config.executor, time.time, config.cluster,
+                        Journal(config.executor.journal_path))
+    loop = ControlLoop(collector, executor, config.policy, config.loop, RealClock(),
+                       memory=MemoryStore(config.loop.memory_path), observers=[recorder])
+    return loop, executor
+
+
+def plots(report: dict[str, Any], out: Path) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = sorted(report["before"])
+    before = [report["before"][w]["throughput"] for w in names]
+    after = [report["after"][w]["throughput"] for w in names]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    xs = range(len(names))
+    ax.bar([x - 0.2 for x in xs], before, 0.4, label="before (HBase placement, default config)")
+    ax.bar([x + 0.2 for x in xs], after, 0.4, label="after metctl (placement + profiles)")
+    ax.set_xticks(list(xs), [f"Workload{w}" for w in names])
+    ax.set_ylabel("ops/s")
+    ax.set_title("YCSB tenants on the local HBase cluster")
+    ax.legend()
+    fig.tight_layout()
+    bars = out / "throughput.png"
+    fig.savefig(bars, dpi=110)
+    plt.close(fig)
+    files = [str(bars)]
+    tl = report.get("during", {})
+    if tl:
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for w, series in sorted(tl.items()):
+            if series:
+                ax.plot([t for t, _ in series], [v for _, v in series], label=f"Workload{w}")
+        ax.set_xlabel("seconds since metctl started")
+        ax.set_ylabel("ops/s")
+        ax.set_title("Throughput while metctl acts")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        path = out / "during.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        files.append(str(path))
+    return files
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workdir", default="out/local-hbase")
+    ap.add_argument("--out", default="out/demo-hbase")
+    ap.add_argument("--records", type=int, default=2000)
+    ap.add_argument("--mix-seconds", type=float, default=40)
+    ap.add_argument("--rounds", type=int, default=2, help="metctl decision rounds")
+    ap.add_argument("--max-loop-s", type=float, default=420, help="stop metctl after this long")
+    ap.add_argument("--keep", action="store_true", help="leave the cluster running")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    t_demo = time.monotonic()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    workdir = Path(args.workdir)
+    config = load_config(CONFIG)
+    for stale in (Path(config.executor.journal_path), Path(config.loop.memory_path)):
+        stale.unlink(missing_ok=True)  # a new demo: no plan or memory from an earlier one
+    cluster = C.LocalHBase(workdir, base_port=BASE_PORT)
+    gmond = gw = None
+    report: dict[str, Any] = {}
+    try:
+        t0 = time.monotonic()
+        C.fetch()
+        Y.build()
+        report["fetch_build_s"] = round(time.monotonic() - t0, 1)
+        t0 = time.monotonic()
+        cluster.start(rs=2)
+        report["start_to_ready_s"] = round(time.monotonic() - t0, 1)
+        (workdir / "logs").mkdir(exist_ok=True)
+        gmond = Gmond(workdir)
+        gw, driver = open_driver(cluster, config)
+        rss = RssWatch(cluster, [gw.pid or 0])
+        driver.set_balancer(False)
+        log.info("loading the six tenants (%d records each, D %d)", args.records, args.records // 10)
+        t0 = time.monotonic()
+        Y.load(cluster, gw, args.records)
+        report["load_s"] = round(time.monotonic() - t0, 1)
+
+        # the baseline: HBase's own (stochastic) balancer places the regions, every
+        # RegionServer runs the default homogeneous configuration
+        t0 = time.monotonic()
+        hbase_balance(gw, cluster)
+        report["balancer_s"] = round(time.monotonic() - t0, 1)
+        log.info("before: the mix for %.0f s on HBase's balancer placement, default configuration",
+                 args.mix_seconds)
+        before = run_mix(cluster, args.mix_seconds, args.records)
+        report["before"] = {w: {"throughput": r.throughput, "ok": r.success_fraction} for w, r in before.items()}
+        print(Y.report(before))
+
+        log.info("metctl: %d decision rounds while the mix runs", args.rounds)
+        recorder = Recorder()
+        loop, executor = metctl_loop(cluster, config, driver, recorder)
+        during = {w: Y.start(cluster, w, "run", records=args.records, threads=1, seconds=args.max_loop_s,
+                             **mix_settings(args.records).get(w, {})) for w in Y.WORKLOADS}
+        t_loop = time.monotonic()
+        deadline = time.time() + args.max_loop_s - 10
+        loop.run(until=deadline, rounds=args.rounds)
+        report["metctl_s"] = round(time.monotonic() - t_loop, 1)
+        during_results = {w: Y.stop(p, t, w) for w, (p, t) in during.items()}
+        report["during"] = {w: r.timeline for w, r in during_results.items()}
+        ops = sum(r.ops for r in during_results.values())
+        report["availability_during"] = {
+            "ops": ops, "ok": sum(r.ok for r in during_results.values()),
+            "success_fraction": sum(r.ok for r in during_results.values()) / ops if ops else None}
+        report["plans"] = recorder.plans
+        report["holds"] = [e for e in recorder.events if "hold" in e]
+        report["executor"] = executor.status().to_dict()
+
+        log.info("after: the mix for %.0f s on metctl's placement and profiles", args.mix_seconds)
+        after = run_mix(cluster, args.mix_seconds, args.records)
+        report["after"] = {w: {"throughput": r.throughput, "ok": r.success_fraction} for w, r in after.items()}
+        total_b = sum(v["throughput"] for v in report["before"].values())
+        total_a = sum(v["throughput"] for v in report["after"].values())
+        report["total_before"], report["total_after"] = total_b, total_a
+        report["ratio"] = round(total_a / total_b, 3) if total_b else None
+        report["servers"] = [asdict(s) for s in driver.servers()]
+        report["peak_rss_mb"] = round(rss.stop(), 0)
+        report["demo_s"] = round(time.monotonic() - t_demo, 1)
+        (out / "report.json").write_text(json.dumps(report, indent=2, default=str))
+        report["plots"] = plots(report, out)
+        print_summary(report, before, after)
+    finally:
+        if gw is not None:
+            try:
+                gw.close()
+            except Exception:  # noqa: BLE001
+                pass
+        if gmond is not None:
+            gmond.stop()
+        if not args.keep:
+            # metctl-launched RegionServers are the local driver's: stop them the same way
+            infra = LocalDriver(config.infrastructure.local, config.cluster)
+            for node in infra.nodes():
+                infra.terminate(node.instance_id)
+                infra.wait_gone(node.instance_id, timeout_s=60)
+            cluster.stop()
+    return 0
+
+
+def print_summary(report: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title="YCSB tenants: before / after metctl")
+    for col in ("workload", "before ops/s", "after ops/s", "change"):
+        t.add_column(col, justify="right")
+    for w in sorted(before):
+        b, a = before[w].throughput, after[w].throughput
+        t.add_row(w, f"{b:,.0f}", f"{a:,.0f}", f"{(a / b - 1) * 100:+.0f} %" if b else "-")
+    t.add_row("total", f"{report['total_before']:,.0f}", f"{report['total_after']:,.0f}",
+              f"{(report['ratio'] - 1) * 100:+.0f} %" if report["ratio"] else "-")
+    console = Console()
+    console.print(t)
+    for plan in report["plans"]:
+        console.print(f"plan {plan['plan_id']}: {plan['reason']}")
+        for a in plan["actions"]:
+            console.print(f"  {a['op']:11} {a.get('partition') or a.get('node') or ''} "
+                          f"{('-> ' + a['target']) if a.get('target') else ''} {a.get('profile') or ''}")
+    console.print(f"executor: {report['executor']['state']} ({report['executor'].get('reason') or 'ok'})")
+    console.print(f"cluster ready in {report['start_to_ready_s']} s · metctl ran {report['metctl_s']} s · "
+                  f"peak RSS {report['peak_rss_mb']:.0f} MB · whole demo {report['demo_s']} s · "
+                  f"plots: {', '.join(report['plots'])}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
