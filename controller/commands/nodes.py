@@ -51,6 +51,20 @@ def _print_nodes(nodes: list[Any], fmt: str, cluster: str) -> None:
     Console(width=160).print(table)
 
 
+def _call_wait(wait: Any, iid: str, timeout_s: float) -> None:
+    """The driver's own waiter; EC2's polls every WAIT_POLL_S (OpenStack's every
+    infrastructure.openstack.wait_interval_s)."""
+    import inspect
+
+    if "interval_s" in inspect.signature(wait).parameters:
+        wait(iid, timeout_s=timeout_s, interval_s=WAIT_POLL_S)
+    else:
+        wait(iid, timeout_s=timeout_s)
+
+
+WAIT_POLL_S = 2.0
+
+
 def _fail(err: DriverError) -> None:
     raise click.ClickException(str(err))
 
@@ -92,7 +106,12 @@ def launch(profile: str, count: int, wait: bool, timeout_s: float, config_file: 
             tags = {TAG_MANAGED: "true", TAG_CLUSTER: config.cluster, TAG_PROFILE: profile,
                     TAG_LAUNCH: f"{batch}/{k}/1"}
             ids.append(driver.launch(profile, render_user_data(config.cluster, profile), tags))
-        if wait:
+        if wait and hasattr(driver, "wait_running"):
+            # the cloud's own waiting: boto3's instance_running waiter, openstacksdk's
+            # wait_for_server (polling every infrastructure.openstack.wait_interval_s)
+            for iid in ids:
+                _call_wait(driver.wait_running, iid, timeout_s)
+        elif wait:
             deadline = time.monotonic() + timeout_s
             while True:
                 states = {n.instance_id: n.state for n in driver.nodes()}
@@ -136,7 +155,10 @@ def terminate(instance_ids: tuple[str, ...], wait: bool, timeout_s: float, confi
             except NotOwnedError as err:
                 raise BadInput("metctl nodes terminate", iid, f"a node metctl launched ({err})") from None
             click.echo(f"terminating {iid}")
-        if wait:
+        if wait and hasattr(driver, "wait_terminated"):
+            for iid in instance_ids:
+                _call_wait(driver.wait_terminated, iid, timeout_s)
+        elif wait:
             deadline = time.monotonic() + timeout_s
             while any(n.instance_id in instance_ids for n in driver.nodes()):
                 if time.monotonic() > deadline:
