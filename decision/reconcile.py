@@ -113,7 +113,7 @@ def match_greedy(node_of: np.ndarray, slot_of: np.ndarray, node_profile: np.ndar
     same = np.asarray(node_profile)[rows] == np.asarray(slot_profile)[cols]
     # Candidates per node, best first: np.lexsort sorts by the last key first.
     order = np.lexsort((cols, ~same, -shared, rows))
-    rows_s, cols_s = rows[order].tolist(), cols[order].tolist()
+    cols_s = cols[order].tolist()
     starts = np.searchsorted(rows[order], np.arange(nodes + 1)).tolist()
     free = np.ones(slots, dtype=bool)
     by_profile: dict[object, list[int]] = {}
