@@ -104,19 +104,20 @@ class HBaseDriver:
     def __init__(self, gateway: HBaseGateway, *, restarter: Restarter | None = None,
                  settings_for: Callable[[str], Mapping[str, str]] = default_settings_for,
                  move_timeout_s: float = 60, drain_timeout_s: float = 120, poll_s: float = 0.3,
-                 host_format: str = "{host}", confirm_s: float = 5.0):
+                 host_format: str = "{host}", confirm_s: float = 5.0, conf_timeout_s: float = 10.0):
         self.gateway = gateway
         self.restarter = restarter
         self.settings_for = settings_for
         self.move_timeout_s = move_timeout_s
         self.drain_timeout_s = drain_timeout_s
         self.poll_s = poll_s
+        self.conf_timeout_s = conf_timeout_s
         self.confirm_s = confirm_s  # how long a move may take to show in hbase:meta before it is re-issued
         # ServerInfo.host must equal the infrastructure's node address: "{host}" for one
         # RegionServer per machine, "{host}:{port}" for several on one (the local cluster)
         self.host_format = host_format
         self._balancer_was_on: bool | None = None  # what metctl found, to restore on close
-        self._profiles: dict[str, str] = {}  # server id -> profile metctl restarted it with
+        self._conf_profiles: dict[str, str] = {}  # "host,port,startcode" -> profile in its /conf
 
     # -- plumbing ------------------------------------------------------------------------------
 
@@ -163,20 +164,26 @@ class HBaseDriver:
         metrics = self._call("getClusterMetrics", self.admin.getClusterMetrics).getLiveServerMetrics()
         for sn in metrics.keySet():
             sid = server_id_of(sn)
-            profile = self._profiles.get(sid) or self._profile_from_conf(sn.getHostname(),
-                                                                          metrics.get(sn).getInfoServerPort())
+            # a server's profile changes only with a restart, i.e. with its start code
+            key = str(sn.toString())
+            if key not in self._conf_profiles:
+                self._conf_profiles[key] = self._profile_from_conf(sn.getHostname(),
+                                                                   metrics.get(sn).getInfoServerPort())
+            profile = self._conf_profiles[key]
             host = self.host_format.format(host=sn.getHostname(), port=sn.getPort())
             out.append(ServerInfo(id=sid, host=host, profile=profile,
                                   state="draining" if sid in draining else "active"))
         return sorted(out, key=lambda s: s.id)
 
     def _profile_from_conf(self, host: str, info_port: int) -> str:
-        """The profile a RegionServer runs with, read from its /conf (metctl.profile)."""
+        """The profile a RegionServer runs with, read from its /conf (metctl.profile; a server
+        metctl never configured runs "default"). An unreadable /conf is an error, never a guess."""
+        url = f"http://{host}:{info_port}/conf?format=json"
         try:
-            with urllib.request.urlopen(f"http://{host}:{info_port}/conf?format=json", timeout=2) as r:
+            with urllib.request.urlopen(url, timeout=self.conf_timeout_s) as r:
                 conf = json.load(r)
-        except (OSError, ValueError):
-            return "default"
+        except (OSError, ValueError) as e:
+            raise DriverError(f"cannot read the profile of the RegionServer at {url}: {e}") from e
         for prop in conf.get("properties", []):
             if prop.get("key") == PROFILE_KEY:
                 return str(prop.get("value"))
@@ -246,7 +253,6 @@ class HBaseDriver:
             raise DriverError("no restarter configured for RegionServer restarts", retryable=False)
         settings = {**self.settings_for(profile), PROFILE_KEY: profile}
         self.restarter(_host_port(server_id), settings)
-        self._profiles[_host_port(server_id)] = profile
 
     def compact(self, partition_id: str) -> None:
         self._call(f"majorCompactRegion {partition_id}",

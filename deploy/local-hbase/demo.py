@@ -22,7 +22,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -133,7 +133,13 @@ class LiveJmxSource:
 
     def sample(self) -> Sample:
         urls = [p.info_url for p in self.cluster.region_servers() if self.cluster.running(p.name)]
-        return HBaseJmxSource(self.settings, urls=urls, admin=self.admin).sample()
+        sample = HBaseJmxSource(self.settings, urls=urls, admin=self.admin).sample()
+        # the profile each server runs (from its /conf), so decisions see what is configured
+        try:
+            profiles = {s.id: s.profile for s in self.admin.servers()}
+        except Exception as e:  # noqa: BLE001 - reported like any source error
+            return replace(sample, errors=(*sample.errors, f"hbase admin: server profiles: {e}"))
+        return replace(sample, server_profiles=profiles)
 
 
 class Recorder(LoopObserver):
@@ -201,8 +207,9 @@ def hbase_balance(gw: HBaseGateway, cluster: Any, timeout_s: float = 120) -> Non
 
 
 def mix_settings(records: int) -> dict[str, dict[str, Any]]:
-    """MET's per-workload client settings, scaled: D capped (a fast-growing log), others free."""
-    return {"D": {"target_ops": 150}}
+    """MET's per-workload client settings, scaled: D (a fast-growing log, loaded with a tenth
+    of the records) is throttled; the others run free."""
+    return {"D": {"target_ops": 150, "records": max(1, records // 10)}}
 
 
 def run_mix(cluster: Any, seconds: float, records: int, threads: int = 1) -> dict[str, Any]:
@@ -280,6 +287,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mix-seconds", type=float, default=40)
     ap.add_argument("--rounds", type=int, default=2, help="metctl decision rounds")
     ap.add_argument("--max-loop-s", type=float, default=420, help="stop metctl after this long")
+    ap.add_argument("--rs", type=int, default=2, help="RegionServers to start with (max_nodes is 3)")
+    ap.add_argument("--warmup-seconds", type=float, default=15,
+                    help="an unmeasured mix first, so 'before' is not a cold start")
     ap.add_argument("--keep", action="store_true", help="leave the cluster running")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
@@ -299,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
         Y.build()
         report["fetch_build_s"] = round(time.monotonic() - t0, 1)
         t0 = time.monotonic()
-        cluster.start(rs=2)
+        cluster.start(rs=args.rs)
         report["start_to_ready_s"] = round(time.monotonic() - t0, 1)
         (workdir / "logs").mkdir(exist_ok=True)
         gmond = Gmond(workdir)
@@ -311,6 +321,9 @@ def main(argv: list[str] | None = None) -> int:
         Y.load(cluster, gw, args.records)
         report["load_s"] = round(time.monotonic() - t0, 1)
 
+        if args.warmup_seconds > 0:
+            log.info("warm-up: the mix for %.0f s (not measured)", args.warmup_seconds)
+            run_mix(cluster, args.warmup_seconds, args.records)
         # the baseline: HBase's own (stochastic) balancer places the regions, every
         # RegionServer runs the default homogeneous configuration
         t0 = time.monotonic()
@@ -325,8 +338,10 @@ def main(argv: list[str] | None = None) -> int:
         log.info("metctl: %d decision rounds while the mix runs", args.rounds)
         recorder = Recorder()
         loop, executor = metctl_loop(cluster, config, driver, recorder)
-        during = {w: Y.start(cluster, w, "run", records=args.records, threads=1, seconds=args.max_loop_s,
-                             **mix_settings(args.records).get(w, {})) for w in Y.WORKLOADS}
+        during = {w: Y.start(cluster, w, "run", **{"records": args.records, "threads": 1,
+                                                   "seconds": args.max_loop_s,
+                                                   **mix_settings(args.records).get(w, {})})
+                  for w in Y.WORKLOADS}
         t_loop = time.monotonic()
         deadline = time.time() + args.max_loop_s - 10
         loop.run(until=deadline, rounds=args.rounds)

@@ -202,19 +202,30 @@ def ycsb_command(cluster: Any, workload: str, phase: str, *, records: int, threa
 
 
 def start(cluster: Any, workload: str, phase: str, **kw: Any) -> tuple[subprocess.Popen, float]:
-    """Start one YCSB client process (its own JVM); collect it with `finish`."""
+    """Start one YCSB client process (its own JVM); collect it with `finish` or `stop`. Its
+    output goes to files (a status line a second would fill a pipe nobody reads meanwhile)."""
     cmd = ycsb_command(cluster, workload, phase, **kw)
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL, cwd=cluster.workdir)
+    logs = Path(cluster.workdir) / "ycsb"
+    logs.mkdir(parents=True, exist_ok=True)
+    stem = logs / f"{workload}-{phase}-{time.time_ns()}"
+    with open(f"{stem}.out", "w") as out, open(f"{stem}.err", "w") as err:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=cluster.workdir)
+    proc.ycsb_stem = stem  # type: ignore[attr-defined]
     return proc, time.monotonic()
+
+
+def _outputs(proc: subprocess.Popen) -> tuple[str, str]:
+    stem = proc.ycsb_stem  # type: ignore[attr-defined]
+    return (Path(f"{stem}.out").read_text(errors="replace"), Path(f"{stem}.err").read_text(errors="replace"))
 
 
 def finish(proc: subprocess.Popen, t0: float, workload: str, phase: str, timeout_s: float = 900) -> Result:
     try:
-        out, err = proc.communicate(timeout=timeout_s)
+        proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         proc.kill()
-        out, err = proc.communicate()
+        proc.wait()
+    out, err = _outputs(proc)
     result = parse_output(workload, phase, out, err, time.monotonic() - t0)
     if proc.returncode != 0 and not result.ops:
         raise cluster_mod.ClusterError(f"YCSB {phase} {workload} failed ({proc.returncode}):\n{err[-3000:]}")
@@ -225,7 +236,8 @@ def stop(proc: subprocess.Popen, t0: float, workload: str, phase: str = "run") -
     """End a running client early (SIGTERM) and read what its status lines counted."""
     if proc.poll() is None:
         proc.terminate()
-    out, err = proc.communicate(timeout=60)
+    proc.wait(timeout=60)
+    out, err = _outputs(proc)
     return parse_output(workload, phase, out, err, time.monotonic() - t0)
 
 
