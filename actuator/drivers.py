@@ -69,7 +69,7 @@ class ServerInfo:
     id: str  # stable id the data store uses, e.g. "rs1.example.org,16020" (no start code)
     host: str  # matches ManagedNode.address for nodes metctl launched
     profile: str = "default"
-    state: str = "active"  # active | draining | stopped
+    state: str = "active"  # active | draining | stopped | starting (registered, not serving yet)
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 
 PROFILE_KEY = "metctl.profile"  # written into a RegionServer's hbase-site.xml with its profile
 SYSTEM_NAMESPACE = "hbase"
+UNKNOWN_PROFILE = "unknown"  # a server too new to have reported where its /conf is
 
 
 class Restarter(Protocol):
@@ -104,7 +105,8 @@ class HBaseDriver:
     def __init__(self, gateway: HBaseGateway, *, restarter: Restarter | None = None,
                  settings_for: Callable[[str], Mapping[str, str]] = default_settings_for,
                  move_timeout_s: float = 60, drain_timeout_s: float = 120, poll_s: float = 0.3,
-                 host_format: str = "{host}", confirm_s: float = 5.0, conf_timeout_s: float = 10.0):
+                 host_format: str = "{host}", confirm_s: float = 5.0, conf_timeout_s: float = 10.0,
+                 restart_timeout_s: float = 120):
         self.gateway = gateway
         self.restarter = restarter
         self.settings_for = settings_for
@@ -112,6 +114,7 @@ class HBaseDriver:
         self.drain_timeout_s = drain_timeout_s
         self.poll_s = poll_s
         self.conf_timeout_s = conf_timeout_s
+        self.restart_timeout_s = restart_timeout_s
         self.confirm_s = confirm_s  # how long a move may take to show in hbase:meta before it is re-issued
         # ServerInfo.host must equal the infrastructure's node address: "{host}" for one
         # RegionServer per machine, "{host}:{port}" for several on one (the local cluster)
@@ -164,14 +167,18 @@ class HBaseDriver:
         metrics = self._call("getClusterMetrics", self.admin.getClusterMetrics).getLiveServerMetrics()
         for sn in metrics.keySet():
             sid = server_id_of(sn)
+            host = self.host_format.format(host=sn.getHostname(), port=sn.getPort())
+            info_port = int(metrics.get(sn).getInfoServerPort())
+            if info_port <= 0:
+                # registered, but its first load report (with its info port) has not arrived:
+                # it serves nothing yet and its profile cannot be read yet
+                out.append(ServerInfo(id=sid, host=host, profile=UNKNOWN_PROFILE, state="starting"))
+                continue
             # a server's profile changes only with a restart, i.e. with its start code
             key = str(sn.toString())
             if key not in self._conf_profiles:
-                self._conf_profiles[key] = self._profile_from_conf(sn.getHostname(),
-                                                                   metrics.get(sn).getInfoServerPort())
-            profile = self._conf_profiles[key]
-            host = self.host_format.format(host=sn.getHostname(), port=sn.getPort())
-            out.append(ServerInfo(id=sid, host=host, profile=profile,
+                self._conf_profiles[key] = self._profile_from_conf(sn.getHostname(), info_port)
+            out.append(ServerInfo(id=sid, host=host, profile=self._conf_profiles[key],
                                   state="draining" if sid in draining else "active"))
         return sorted(out, key=lambda s: s.id)
 
@@ -252,7 +259,19 @@ class HBaseDriver:
         if self.restarter is None:
             raise DriverError("no restarter configured for RegionServer restarts", retryable=False)
         settings = {**self.settings_for(profile), PROFILE_KEY: profile}
-        self.restarter(_host_port(server_id), settings)
+        sid = _host_port(server_id)
+        self.restarter(sid, settings)
+        # back when it serves again and reports the profile it now runs
+        deadline = time.monotonic() + self.restart_timeout_s
+        while True:
+            now = next((s for s in self.servers() if s.id == sid), None)
+            if now is not None and now.state == "active":
+                if now.profile != profile:
+                    raise DriverError(f"{sid} restarted with profile {now.profile!r}, not {profile!r}")
+                return
+            if time.monotonic() > deadline:
+                raise DriverError(f"{sid} not serving {self.restart_timeout_s:.0f} s after its restart")
+            time.sleep(self.poll_s)
 
     def compact(self, partition_id: str) -> None:
         self._call(f"majorCompactRegion {partition_id}",
