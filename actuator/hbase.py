@@ -95,6 +95,24 @@ class RegionMetricsRow:
         return self.id
 
 
+def client_settings_from(zookeeper_quorum: str, znode_parent: str = "/hbase") -> dict[str, str]:
+    """HBase client settings from metctl's `datastore.hbase` fields: "h1:2181,h2:2181" becomes
+    hbase.zookeeper.quorum "h1,h2" and clientPort 2181 (HBase's client takes one port for all)."""
+    hosts, ports = [], set()
+    for part in (p.strip() for p in zookeeper_quorum.split(",") if p.strip()):
+        host, _, port = part.rpartition(":") if ":" in part else (part, "", "2181")
+        if not host or not port.isdigit():
+            raise DriverError(f"datastore.hbase.zookeeper_quorum: expected host:port[,host:port…], "
+                              f"got {zookeeper_quorum!r}", retryable=False)
+        hosts.append(host)
+        ports.add(port)
+    if not hosts or len(ports) != 1:
+        raise DriverError(f"datastore.hbase.zookeeper_quorum: expected hosts sharing one port, "
+                          f"got {zookeeper_quorum!r}", retryable=False)
+    return {"hbase.zookeeper.quorum": ",".join(hosts),
+            "hbase.zookeeper.property.clientPort": ports.pop(), "zookeeper.znode.parent": znode_parent}
+
+
 def server_id_of(sn: Any) -> str:
     return f"{sn.getHostname()},{sn.getPort()}"
 
@@ -360,3 +378,16 @@ def _host_port(server_id: str) -> str:
     if len(parts) < 2:
         raise DriverError(f"not a RegionServer id (host,port): {server_id!r}", retryable=False)
     return ",".join(parts[:2])
+
+
+def open_hbase_driver(settings: Any, *, restarter: Restarter | None = None, host_format: str = "{host}",
+                      log_file: str | None = None) -> HBaseDriver:
+    """An HBaseDriver (gateway opened) from metctl's `datastore.hbase` settings
+    (actuator.settings.HBaseStoreSettings): the controller's one call to wire HBase in."""
+    from actuator.hbase_gateway import default_client_jars_dir
+
+    gw = HBaseGateway(settings.client_jars_dir or default_client_jars_dir(),
+                      client_settings_from(settings.zookeeper_quorum, settings.znode_parent),
+                      log_file=log_file, rpc_timeout_ms=int(settings.rpc_timeout_s * 1000))
+    gw.open()
+    return HBaseDriver(gw, restarter=restarter, host_format=host_format)

@@ -34,6 +34,16 @@ DEFAULT_JAVA_OPTS: tuple[str, ...] = ("-Xmx256m", "-XX:+UseSerialGC", "-XX:Tiere
                                       "-Djava.net.preferIPv4Stack=true", *JDK17_FLAGS)
 
 
+HBASE_VERSION = "2.6.4-hadoop3"  # what deploy/local-hbase/cluster.py fetches by default
+
+
+def default_client_jars_dir(version: str = HBASE_VERSION) -> Path:
+    """Where deploy/local-hbase/cluster.py fetch caches the HBase jars ($METCTL_CACHE or
+    ~/.cache/metctl, then hbase-<version>/lib)."""
+    root = Path(os.environ.get("METCTL_CACHE", Path.home() / ".cache" / "metctl"))
+    return root / f"hbase-{version}" / "lib"
+
+
 def py4j_jar() -> str:
     """The py4j jar shipped in the py4j wheel (share/py4j/py4j<version>.jar)."""
     import py4j

@@ -1,0 +1,49 @@
+"""Unit tests of the HBase driver's pure parts (the live driver is tested against a real
+cluster in tests/integration/test_hbase_*.py)."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, strategies as st
+
+from actuator.drivers import DriverError
+from actuator.hbase import CommandRestarter, _host_port, client_settings_from
+
+
+def test_a_quorum_becomes_hosts_and_one_client_port():
+    got = client_settings_from("zk1.example.org:2181, zk2.example.org:2181", "/hbase-prod")
+    assert got == {"hbase.zookeeper.quorum": "zk1.example.org,zk2.example.org",
+                   "hbase.zookeeper.property.clientPort": "2181", "zookeeper.znode.parent": "/hbase-prod"}
+
+
+@pytest.mark.parametrize("quorum", ["", "zk1:2181,zk2:2182", "zk1:port", ":2181"])
+def test_a_quorum_hbase_cannot_use_is_refused_for_good(quorum):
+    with pytest.raises(DriverError) as e:
+        client_settings_from(quorum)
+    assert e.value.retryable is False
+    assert "zookeeper_quorum" in str(e.value)
+
+
+@given(host=st.from_regex(r"[a-z][a-z0-9.-]{0,20}", fullmatch=True), port=st.integers(1, 65535),
+       start=st.integers(0, 2**62))
+def test_a_server_id_is_host_and_port_with_or_without_start_code(host, port, start):
+    assert _host_port(f"{host},{port}") == f"{host},{port}"
+    assert _host_port(f"{host},{port},{start}") == f"{host},{port}"
+
+
+def test_a_bare_host_is_not_a_server_id():
+    with pytest.raises(DriverError):
+        _host_port("rs1.example.org")
+
+
+def test_the_restart_command_gets_the_server_and_a_settings_file(tmp_path):
+    out = tmp_path / "seen.txt"
+    restart = CommandRestarter(["sh", "-c", f'echo "$0" > {out}; cat "$1" >> {out}', "{server}", "{settings}"])
+    restart("rs1.example.org,16020", {"hfile.block.cache.size": "0.55"})
+    seen = out.read_text().splitlines()
+    assert seen[0] == "rs1.example.org,16020"
+    assert '"hfile.block.cache.size": "0.55"' in seen[1]
+
+
+def test_a_failing_restart_command_is_a_driver_error(tmp_path):
+    with pytest.raises(DriverError, match="exit 3|failed \\(3\\)"):
+        CommandRestarter(["sh", "-c", "echo broken >&2; exit 3"])("rs1,16020", {})
