@@ -1,16 +1,9 @@
-"""The one error type for bad input: it names the file, the field and what was expected.
+"""The CLI's bad-input error (defined in decision.errors so lower layers can raise it too).
 
-Everything user-supplied (config YAML, snapshot JSON/YAML, scenario files, state files) that
-fails validation raises BadInput; the CLI prints its one line on stderr and exits 2.
+Everything user-supplied (config YAML, snapshot JSON/YAML, scenario files, state files,
+profiles) that fails validation raises BadInput; the CLI prints its one line on stderr and
+exits 2.
 """
-from __future__ import annotations
+from decision.errors import BadInput
 
-
-class BadInput(Exception):
-    def __init__(self, file: str, field: str, expected: str):
-        self.file, self.field, self.expected = str(file), field, expected
-        super().__init__(self.line())
-
-    def line(self) -> str:
-        where = f"{self.file}: {self.field}" if self.field else self.file
-        return f"{where}: {self.expected}"
+__all__ = ["BadInput"]

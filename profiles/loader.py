@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from decision.errors import BadInput
 from decision.model import PROFILES, ClusterSnapshot, Plan
 
 log = logging.getLogger(__name__)
@@ -31,17 +32,8 @@ MAX_HEAP_SHARE = 0.80  # HBase's own limit (HConstants.HBASE_CLUSTER_MINIMUM_MEM
 WARN_HEAP_SHARE = 0.65  # beyond this little heap is left for RPC, indexes, compaction
 
 
-class ProfileError(ValueError):
-    """Bad profile input, naming the file, the field and what was expected (the same shape as
-    controller.errors.BadInput, which the CLI turns into exit code 2)."""
-
-    def __init__(self, file: str, field: str, expected: str):
-        self.file, self.field, self.expected = str(file), field, expected
-        super().__init__(self.line())
-
-    def line(self) -> str:
-        where = f"{self.file}: {self.field}" if self.field else self.file
-        return f"{where}: {self.expected}"
+class ProfileError(BadInput):
+    """Bad profile input: a BadInput (file, field, expected), so the CLI exits 2 on it."""
 
 
 class NodeProfile(BaseModel):
