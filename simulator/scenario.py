@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from controller.config import parse_file, parse_model
 from controller.errors import BadInput
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "configs" / "scenarios"
@@ -125,24 +125,10 @@ def resolve_scenario_path(name_or_path: str | Path) -> Path:
 
 
 def scenario_from_dict(data: Any, file: str = "<scenario>") -> Scenario:
-    if not isinstance(data, dict):
-        raise BadInput(file, "", "a mapping (YAML object) describing a scenario")
-    try:
-        return Scenario.model_validate(data)
-    except ValidationError as err:
-        e = err.errors()[0]
-        loc = ""
-        for part in e["loc"]:
-            loc += f"[{part}]" if isinstance(part, int) else (f".{part}" if loc else str(part))
-        raise BadInput(file, loc, e["msg"]) from None
+    return parse_model(Scenario, data, file)
 
 
 def load_scenario(name_or_path: str | Path) -> Scenario:
-    path = resolve_scenario_path(name_or_path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else ""
-        raise BadInput(str(path), where, f"valid YAML ({getattr(err, 'problem', err)})") from None
-    return scenario_from_dict(data, str(path))
+    """Read and validate a scenario with the config loader (one BadInput line with the field
+    path and its YAML line; duplicate keys and alias bombs refused)."""
+    return parse_file(Scenario, resolve_scenario_path(name_or_path))
