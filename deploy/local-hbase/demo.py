@@ -18,6 +18,7 @@ import argparse
 import importlib.util
 import json
 import logging
+import shutil
 import subprocess
 import sys
 import threading
@@ -192,6 +193,19 @@ class RssWatch:
         return self.peak_mb
 
 
+def for_workdir(config: Any, workdir: Path) -> Any:
+    """configs/local-hbase.yaml names out/local-hbase; another --workdir gets its own node
+    directory, journal and decision memory (the node command finds the workdir as {node_dir}/../..)."""
+    if workdir.resolve() == (ROOT / "out" / "local-hbase").resolve():
+        return config
+    local = config.infrastructure.local.model_copy(update={"state_dir": str(workdir / "nodes")})
+    return config.model_copy(update={
+        "infrastructure": config.infrastructure.model_copy(update={"local": local}),
+        "executor": config.executor.model_copy(update={"journal_path": str(workdir / "journal.sqlite")}),
+        "loop": config.loop.model_copy(update={"memory_path": str(workdir / "memory.json")}),
+    })
+
+
 def hbase_balance(gw: HBaseGateway, cluster: Any, timeout_s: float = 120) -> None:
     """One run of HBase's balancer (switched on for it, off again after), until no region is
     in transition."""
@@ -266,7 +280,10 @@ def plots(report: dict[str, Any], out: Path) -> list[str]:
         fig, ax = plt.subplots(figsize=(7, 4))
         for w, series in sorted(tl.items()):
             if series:
-                ax.plot([t for t, _ in series], [v for _, v in series], label=f"Workload{w}")
+                # YCSB's one-second "current ops/sec" is jumpy: a 5-s moving mean
+                vals = [v for _, v in series]
+                mean = [sum(vals[max(0, i - 4):i + 1]) / len(vals[max(0, i - 4):i + 1]) for i in range(len(vals))]
+                ax.plot([t for t, _ in series], mean, label=f"Workload{w}")
         ax.set_xlabel("seconds since metctl started")
         ax.set_ylabel("ops/s")
         ax.set_title("Throughput while metctl acts")
@@ -297,9 +314,15 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     workdir = Path(args.workdir)
-    config = load_config(CONFIG)
+    config = for_workdir(load_config(CONFIG), workdir)
     for stale in (Path(config.executor.journal_path), Path(config.loop.memory_path)):
         stale.unlink(missing_ok=True)  # a new demo: no plan or memory from an earlier one
+    cluster = C.LocalHBase(workdir, base_port=BASE_PORT)
+    if workdir.exists():
+        # a fresh cluster every time: an earlier run's profiles (conf overrides), tables and
+        # metctl-launched nodes must not leak into the baseline
+        cluster.stop()
+        shutil.rmtree(workdir)
     cluster = C.LocalHBase(workdir, base_port=BASE_PORT)
     gmond = gw = None
     report: dict[str, Any] = {}
@@ -356,6 +379,10 @@ def main(argv: list[str] | None = None) -> int:
         report["holds"] = [e for e in recorder.events if "hold" in e]
         report["executor"] = executor.status().to_dict()
 
+        if args.warmup_seconds > 0:
+            # restarted RegionServers start with cold JVMs and block caches: settle like "before"
+            log.info("settle: the mix for %.0f s (not measured)", args.warmup_seconds)
+            run_mix(cluster, args.warmup_seconds, args.records)
         log.info("after: the mix for %.0f s on metctl's placement and profiles", args.mix_seconds)
         after = run_mix(cluster, args.mix_seconds, args.records)
         report["after"] = {w: {"throughput": r.throughput, "ok": r.success_fraction} for w, r in after.items()}

@@ -161,19 +161,16 @@ def parse_output(workload: str, phase: str, stdout: str, stderr: str, seconds: f
     ok = sum(s.get("OK", 0) for s in per_op.values())
     timeline = [(float(m.group(1)), float(m.group(3))) for m in _STATUS_LINE.finditer(stderr)]
     if not per_op:
-        # stopped before its summary (SIGTERM): the last status line counts each operation
-        # type, failures apart ("READ-FAILED"), since the start
+        # stopped before its summary (SIGTERM): a status line carries the cumulative operation
+        # count, and per-interval counts by type, failures apart ("READ-FAILED: Count=…")
         lines = [ln for ln in stderr.splitlines() if _STATUS_LINE.search(ln)]
         if lines:
-            for op, n in _STATUS_OP.findall(lines[-1]):
-                if op == "CLEANUP":
-                    continue
-                base, status = (op[:-7], "FAILED") if op.endswith("-FAILED") else (op, "OK")
-                per_op.setdefault(base, {})[status] = int(n)
-            ops = sum(sum(v.values()) for v in per_op.values())
-            ok = sum(v.get("OK", 0) for v in per_op.values())
             last = _STATUS_LINE.search(lines[-1])
             assert last
+            ops = int(last.group(2))
+            failed = sum(int(n) for ln in lines for op, n in _STATUS_OP.findall(ln) if op.endswith("-FAILED"))
+            ok = ops - failed
+            per_op = {"ALL": {"OK": ok, "FAILED": failed}}
             throughput = ops / float(last.group(1)) if float(last.group(1)) else 0.0
     return Result(workload, phase, seconds, ops, ok, throughput, per_op, timeline)
 
