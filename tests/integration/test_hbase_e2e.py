@@ -128,7 +128,7 @@ def test_metctl_reshapes_the_live_cluster_while_ycsb_runs(
     print(f"plan: {plan.summary}")
 
     # -- 2. apply it while tenant A keeps running; the controller dies mid-plan and resumes
-    tenant, t_ycsb = ycsb.start(cluster, "A", "run", records=YCSB_RECORDS, threads=1, seconds=200)
+    tenant, t_ycsb = ycsb.start(cluster, "A", "run", records=YCSB_RECORDS, threads=1, seconds=600)
     settings = ExecutorSettings(journal_path=str(tmp_path / "journal.sqlite"), datastore_backoff_s=1.0,
                                 launch_backoff_s=1.0, joining_timeout_s=120, restart_timeout_s=120)
     first = Executor(local_nodes, driver, settings, time.time, CLUSTER, Journal(settings.journal_path))
@@ -170,7 +170,7 @@ def test_metctl_reshapes_the_live_cluster_while_ycsb_runs(
     assert all(p.server is not None for p in driver.partitions()), "a region was left offline"
 
     # -- 4. the tenant's operations during all of it
-    result = ycsb.finish(tenant, t_ycsb, "A", "run")
+    result = ycsb.stop(tenant, t_ycsb, "A")  # ended here: its status lines count ops and failures
     print(f"plan applied in {applied_s:.1f} s (controller killed and resumed), scale-in {drained_s:.1f} s; "
           f"YCSB A during actions: {result.ops} ops, {100 * result.success_fraction:.3f} % ok, "
           f"{result.throughput:.0f} ops/s")
