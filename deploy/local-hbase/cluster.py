@@ -403,6 +403,12 @@ class LocalHBase:
                                     stdin=subprocess.DEVNULL, start_new_session=True,
                                     cwd=self.workdir)
         self._record_pid(p.name, proc.pid)
+        # until java has exec'd, the child's command line is still Python's: wait for it, so
+        # ownership checks (pid_owned) hold from here on — a stop right after a start must
+        # still find and stop this process
+        deadline = time.monotonic() + 10
+        while not pid_owned(proc.pid, p.conf_dir) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
         return proc.pid
 
     def _signal_and_wait(self, p: Proc, timeout_s: float) -> None:
