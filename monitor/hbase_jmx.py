@@ -6,6 +6,8 @@ Beans read (two queries per server, `?qry=` keeps the answer small):
   `Namespace_<ns>_table_<table>_region_<encoded>_metric_<X>`;
 - `Hadoop:service=HBase,name=RegionServer,sub=Server`: `tag.serverName` (host,port,startcode),
   `tag.Hostname`, `percentFilesLocal`.
+A server whose Server bean answers but has no Regions bean (it serves no region yet) is reported
+in `Sample.servers` with no partitions; only a missing or garbled answer is an error.
 
 Counter mapping (HBase 2.x per-region counters, MetricsRegionSourceImpl; each is cumulative since
 the region opened on this server and restarts at 0 when it moves):
@@ -186,9 +188,14 @@ class HBaseJmxSource:
         server_doc = self._get(url, SERVER_BEAN)
         server_bean = _bean(server_doc, SERVER_BEAN, url)
         regions_bean = _bean(self._get(url, REGIONS_BEAN), REGIONS_BEAN, url)
+        if regions_bean is None and server_bean is None:
+            raise JmxError(f"hbase {url}: no {REGIONS_BEAN} bean and no {SERVER_BEAN} bean "
+                           "(not a RegionServer?)")
         server = server_id_from(server_bean, url, self.settings.hbase_rpc_port)
         if regions_bean is None:
-            raise JmxError(f"hbase {url}: no {REGIONS_BEAN} bean (not a RegionServer?)")
+            # HBase registers the per-region bean only once the server opens its first region:
+            # a RegionServer serving nothing (new, or just drained) is a node with no partitions.
+            return server, []
         pct = _finite((server_bean or {}).get("percentFilesLocal"))
         locality = None if math.isnan(pct) else min(1.0, max(0.0, pct / 100.0))
         return server, parse_regions(regions_bean, server, locality, self.include_system_tables)

@@ -259,3 +259,25 @@ def test_servers_are_polled_in_parallel_and_listed_once(jmx_server):
     assert src.urls == tuple(urls)
     sample = src.sample()
     assert sample.errors == () and len(sample.servers) == 3
+
+
+def test_a_regionserver_serving_no_region_is_a_node_with_no_partitions(jmx_server):
+    # HBase registers sub=Regions only once a server opens its first region: a new or drained
+    # RegionServer answers the Server bean alone.
+    empty = jmx_server()
+    empty.answers[SERVER_BEAN] = server_bean("rs1")
+    busy = serve(jmx_server, "rs2")
+    cfg = settings(empty.url, busy.url)
+    src = HBaseJmxSource(cfg)
+    sample = src.sample()
+    assert sample.errors == ()
+    empty_id = ",".join(server_bean("rs1")["tag.serverName"].split(",")[:2])
+    assert empty_id in sample.servers
+    assert all(p.server != empty_id for p in sample.partitions)
+    assert {p.id for p in sample.partitions} == user_regions(regions_bean("rs2"))
+    c = Collector([src], cfg)
+    c.poll(0.0)
+    snap = c.snapshot(0.0)
+    assert empty_id in {n.id for n in snap.nodes}
+    assert not any(p.node == empty_id for p in snap.partitions)
+    assert not any(empty.url in m for m in snap.missing)
