@@ -23,7 +23,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -55,6 +55,7 @@ from controller.clock import RealClock  # noqa: E402
 from controller.config import load_config  # noqa: E402
 from controller.loop import ControlLoop, LoopObserver, MemoryStore  # noqa: E402
 from monitor.collector import Collector  # noqa: E402
+from monitor.datastore_source import DataStoreSource  # noqa: E402
 from monitor.ganglia import GangliaSource  # noqa: E402
 from monitor.hbase_jmx import HBaseJmxSource  # noqa: E402
 from monitor.source import Sample  # noqa: E402
@@ -134,13 +135,8 @@ class LiveJmxSource:
 
     def sample(self) -> Sample:
         urls = [p.info_url for p in self.cluster.region_servers() if self.cluster.running(p.name)]
-        sample = HBaseJmxSource(self.settings, urls=urls, admin=self.admin).sample()
-        # the profile each server runs (from its /conf), so decisions see what is configured
-        try:
-            profiles = {s.id: s.profile for s in self.admin.servers()}
-        except Exception as e:  # noqa: BLE001 - reported like any source error
-            return replace(sample, errors=(*sample.errors, f"hbase admin: server profiles: {e}"))
-        return replace(sample, server_profiles=profiles)
+        # the profiles each server runs come from DataStoreSource(driver), next to this source
+        return HBaseJmxSource(self.settings, urls=urls, admin=self.admin).sample()
 
 
 class Recorder(LoopObserver):
@@ -244,7 +240,9 @@ def open_driver(cluster: Any, config: Any) -> tuple[HBaseGateway, HBaseDriver]:
 def metctl_loop(cluster: Any, config: Any, driver: HBaseDriver, recorder: Recorder) -> tuple[ControlLoop, Executor]:
     ganglia = GangliaSource(config.monitor)
     jmx = LiveJmxSource(cluster, config.monitor, driver)
-    collector = Collector([ganglia, jmx], config.monitor)
+    # DataStoreSource: which servers are up and the profile each runs (from its /conf), so
+    # decisions see what is configured and do not re-plan restarts already done
+    collector = Collector([ganglia, jmx, DataStoreSource(driver)], config.monitor)
     infra = LocalDriver(config.infrastructure.local, config.cluster)
     executor = Executor(infra, driver, config.executor, time.time, config.cluster,
                         Journal(config.executor.journal_path))

@@ -13,3 +13,18 @@ def test_live_sources_follow_the_settings():
                                         hbase_jmx_urls=("http://127.0.0.1:16030",)))
     assert [type(s) for s in both] == [GangliaSource, HBaseJmxSource]
     assert all(isinstance(s, MetricsSource) for s in both)
+
+
+def test_live_sources_with_a_driver_add_its_server_list_for_profiles():
+    from actuator.fake import FakeCluster
+    from monitor.datastore_source import DataStoreSource
+    from monitor.hbase_jmx import HBaseJmxSource
+    from monitor.live import live_sources
+
+    world = FakeCluster()
+    world.add_server("rs1,16020", profile="write")
+    sources = live_sources(MonitorSettings(hbase_jmx_urls=("http://127.0.0.1:16030",)),
+                           admin=world.datastore)
+    assert [type(s) for s in sources] == [HBaseJmxSource, DataStoreSource]
+    assert sources[0].admin is None  # the fake store has no region_metrics()
+    assert sources[1].sample().server_profiles == {"rs1,16020": "write"}
