@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class ExecutorSettings(BaseModel):
@@ -174,6 +174,26 @@ class HBaseStoreSettings(BaseModel):
         "cached download of deploy/local-hbase.")
     gateway_host: str = Field("127.0.0.1", description="Address the py4j gateway binds to (loopback).")
     rpc_timeout_s: float = Field(60.0, gt=0, description="Timeout of one admin call, seconds.")
+    restart_command: tuple[str, ...] = Field(
+        (), description="Command (argv template) that restarts one RegionServer gracefully with new "
+        "settings and returns once it serves again; placeholders {server} (its id, host,port) and "
+        "{settings} (a JSON file of the hbase-site.xml settings of the new profile). Relative paths "
+        "are taken from the directory metctl runs in. Empty = restarts with a profile fail "
+        "(the plan stops at a consistent point). Local cluster: python deploy/local-hbase/cluster.py "
+        "--workdir W restart-rs {server} --settings {settings}.")
+    host_format: str = Field(
+        "{host}", description="How a RegionServer's host and port make the host metctl compares "
+        "with a node's infrastructure address: '{host}' for one RegionServer per machine, "
+        "'{host}:{port}' for several on one machine (the local cluster).")
+
+    @field_validator("host_format")
+    @classmethod
+    def _host_format_placeholders(cls, v: str) -> str:
+        try:
+            v.format(host="h", port=1)
+        except (KeyError, IndexError, ValueError) as err:
+            raise ValueError("only the placeholders {host} and {port} are allowed") from err
+        return v
 
 
 class DataStoreSettings(BaseModel):

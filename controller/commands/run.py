@@ -4,6 +4,12 @@ With no arguments it runs the embedded demo (configs/demo.yaml): MET on a simula
 cluster replaying a shipped scenario, with a live view of nodes, profiles, load and decisions
 (log lines instead when there is no terminal, e.g. in CI), and writes the same report as
 `metctl simulate` at the end. `--once` runs until the first decision round and exits.
+
+With a live config (infrastructure ec2 | openstack | local, datastore hbase) it runs the daemon
+on the real cluster: Ganglia + RegionServer /jmx + the HBase driver's server list as sources,
+the configured infrastructure driver, the HBase driver (py4j gateway) with its restart command,
+the journaled executor, real time; HBase's balancer is off while metctl runs and restored (if
+it was on) when it stops. Each decision and hold is printed as one line.
 """
 from __future__ import annotations
 
@@ -114,15 +120,16 @@ def _status_line(run) -> str:
               help="metctl config YAML (default: the embedded demo, configs/demo.yaml).")
 @click.option("--once", is_flag=True, help="Run until the first decision round, report, exit.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
-              help="Where the end-of-run report goes (default: out/run-<scenario>).")
+              help="Where the end-of-run report goes (default: out/run-<scenario>; simulated "
+                   "runs only: a live run keeps its journal and last decision beside "
+                   "executor.journal_path).")
 def command(config_path, once, out_dir):
     """Run the control loop (default: MET on the simulated demo cluster)."""
     path = config_path or str(DEMO_CONFIG)
     config = load_config(path)
     if config.infrastructure.driver != "sim" or config.datastore.driver != "sim":
-        raise BadInput(path, "infrastructure.driver",
-                       "sim (with datastore.driver sim): `metctl run` drives the simulated cluster "
-                       "only; the live daemon (ec2/openstack/local + hbase) is not wired yet")
+        run_live(config, path, once)
+        return
     from controller.production import Production
     from simulator.harness import build_run
 
@@ -167,3 +174,102 @@ def command(config_path, once, out_dir):
     console.print(f"{summary['total_ops']:.0f} operations in {summary['duration_s'] / 60:.1f} simulated minutes, "
                   f"{summary['node_minutes']:.0f} node-minutes, {summary['decisions']} decisions, "
                   f"{sum(summary['holds'].values())} holds; report in {out}/")
+
+
+class LiveLines(LoopObserver):
+    """A live run's decisions and holds, one line each on the console (and in the log)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def on_decision(self, now, plan, plan_id, snapshot) -> None:
+        line = (f"decision: {plan.reason or plan.sizing.reason} ({len(plan.actions)} actions"
+                f"{', plan ' + plan_id if plan_id else ''})")
+        self.console.print(line, highlight=False, markup=False)
+        log.info(line, extra={"event": "run.decision"})
+
+    def on_hold(self, now, cause: HoldCause, words: str) -> None:
+        line = f"hold: {cause.value}: {words}"
+        self.console.print(line, highlight=False, markup=False)
+        log.info(line, extra={"event": "run.hold"})
+
+    def on_action(self, now, event, plan_id, status) -> None:
+        log.info("plan %s: %s", plan_id, event, extra={"event": "run.action"})
+
+
+def check_live_config(config: Any, path: str) -> None:
+    """Refuse, before anything starts, a live config metctl cannot run (BadInput: exit 2)."""
+    from actuator.drivers import DriverError
+    from actuator.hbase import client_settings_from
+
+    if config.infrastructure.driver == "sim":
+        raise BadInput(path, "infrastructure.driver",
+                       "ec2, openstack or local with datastore.driver hbase (sim needs datastore.driver sim)")
+    if config.datastore.driver != "hbase":
+        raise BadInput(path, "datastore.driver",
+                       f"hbase with infrastructure.driver {config.infrastructure.driver} "
+                       "(the simulated store runs only with the simulated infrastructure)")
+    if not config.datastore.hbase.zookeeper_quorum.strip():
+        raise BadInput(path, "datastore.hbase.zookeeper_quorum",
+                       "the HBase cluster's ZooKeeper quorum, host:port[,host:port…]")
+    try:
+        client_settings_from(config.datastore.hbase.zookeeper_quorum, config.datastore.hbase.znode_parent)
+    except DriverError as err:
+        raise BadInput(path, "datastore.hbase.zookeeper_quorum",
+                       f"host:port[,host:port…] sharing one port ({err})") from err
+    if not config.monitor.hbase_jmx_urls:
+        raise BadInput(path, "monitor.hbase_jmx_urls",
+                       "at least one RegionServer /jmx URL (per-region counters come from there)")
+    if config.executor.journal_path == ":memory:":
+        raise BadInput(path, "executor.journal_path",
+                       "a file: a live run must be able to resume its plan after a restart")
+
+
+def run_live(config: Any, path: str, once: bool) -> None:
+    """The daemon on a real cluster (see the module docstring)."""
+    check_live_config(config, path)
+    from actuator.executor import Executor
+    from actuator.factory import make_infrastructure
+    from actuator.hbase import CommandRestarter, open_hbase_driver
+    from actuator.journal import Journal
+    from controller.clock import RealClock
+    from controller.loop import ControlLoop, MemoryStore
+    from controller.production import Production
+    from monitor.collector import Collector
+    from monitor.live import live_sources
+
+    console = Console()
+    hb = config.datastore.hbase
+    infra = make_infrastructure(config.infrastructure, config.cluster)
+    restarter = (CommandRestarter(list(hb.restart_command), timeout_s=config.executor.restart_timeout_s)
+                 if hb.restart_command else None)
+    journal_path = Path(config.executor.journal_path)
+    if not str(journal_path).startswith("file:"):
+        journal_path.parent.mkdir(parents=True, exist_ok=True)
+    prod = Production(config)
+    # The gateway opens here: an unreachable cluster is an error (exit 1), not bad input.
+    driver = open_hbase_driver(hb, restarter=restarter, host_format=hb.host_format,
+                               log_file=str(journal_path.with_name("hbase-gateway.log")))
+    try:
+        # metctl places regions itself: HBase's balancer would undo its moves (restored on exit)
+        driver.set_balancer(False)
+        clock = RealClock()
+        collector = Collector(prod.watch(live_sources(config.monitor, admin=driver)), config.monitor)
+        executor = Executor(infra, driver, config.executor, clock.now, config.cluster,
+                            Journal(config.executor.journal_path))
+        loop = ControlLoop(collector, prod.fence(executor), config.policy, config.loop, clock,
+                           memory=MemoryStore(config.loop.memory_path),
+                           observers=[LiveLines(console), *prod.observers], may_act=prod.may_act)
+        prod.start()
+        try:
+            loop.run(rounds=1 if once else None)
+        except KeyboardInterrupt:
+            console.print("interrupted: stopping (a plan in flight resumes from the journal "
+                          "on the next start)")
+        finally:
+            prod.close()
+        c = loop.counters
+        console.print(f"{c.decisions} decisions, {c.holds} holds, {c.errors} errors; journal "
+                      f"{config.executor.journal_path}", highlight=False)
+    finally:
+        driver.close()  # HBase's balancer back on if metctl found it on; gateway stopped

@@ -1,0 +1,50 @@
+"""`metctl run` with a live config: bad ones are refused with one line and exit 2, before
+anything is started (the run on a real cluster is in tests/integration/test_hbase_run.py)."""
+import pytest
+import yaml
+
+from controller.cli import main
+
+LIVE = {
+    "cluster": "t",
+    "monitor": {"hbase_jmx_urls": ["http://127.0.0.1:1"]},
+    "infrastructure": {"driver": "local"},
+    "datastore": {"driver": "hbase", "hbase": {"zookeeper_quorum": "127.0.0.1:1"}},
+    "telemetry": {"prometheus_enabled": False},
+}
+
+
+def with_(doc, dotted, value):
+    out = yaml.safe_load(yaml.safe_dump(doc))
+    *parents, last = dotted.split(".")
+    d = out
+    for p in parents:
+        d = d.setdefault(p, {})
+    d[last] = value
+    return out
+
+
+@pytest.mark.parametrize("dotted,value,field", [
+    ("datastore.hbase.zookeeper_quorum", "", "datastore.hbase.zookeeper_quorum"),
+    ("datastore.hbase.zookeeper_quorum", "a:1,b:2", "datastore.hbase.zookeeper_quorum"),
+    ("datastore.driver", "sim", "datastore.driver"),
+    ("monitor.hbase_jmx_urls", [], "monitor.hbase_jmx_urls"),
+    ("executor.journal_path", ":memory:", "executor.journal_path"),
+    ("datastore.hbase.host_format", "{nope}", "datastore.hbase.host_format"),
+])
+def test_bad_live_configs_exit_2_with_one_line(tmp_path, capsys, dotted, value, field):
+    cfg = tmp_path / "live.yaml"
+    doc = with_(LIVE, dotted, value)
+    doc.setdefault("executor", {}).setdefault("journal_path", str(tmp_path / "journal.sqlite"))
+    cfg.write_text(yaml.safe_dump(doc))
+    assert main(["run", "--config", str(cfg), "--once"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(cfg) in err[0] and field in err[0], err
+    assert not (tmp_path / "journal.sqlite").exists()  # nothing half-started
+
+
+def test_sim_infrastructure_with_the_hbase_store_is_refused(tmp_path, capsys):
+    cfg = tmp_path / "live.yaml"
+    cfg.write_text(yaml.safe_dump(with_(LIVE, "infrastructure.driver", "sim")))
+    assert main(["run", "--config", str(cfg), "--once"]) == 2
+    assert "infrastructure.driver" in capsys.readouterr().err
