@@ -185,16 +185,15 @@ class LiveLines(LoopObserver):
     def on_decision(self, now, plan, plan_id, snapshot) -> None:
         line = (f"decision: {plan.reason or plan.sizing.reason} ({len(plan.actions)} actions"
                 f"{', plan ' + plan_id if plan_id else ''})")
-        self.console.print(line, highlight=False, markup=False)
-        log.info(line, extra={"event": "run.decision"})
+        # the loop logs decisions and holds itself; this is the operator's console line
+        self.console.print(line, highlight=False, markup=False, soft_wrap=True)
 
     def on_hold(self, now, cause: HoldCause, words: str) -> None:
         line = f"hold: {cause.value}: {words}"
-        self.console.print(line, highlight=False, markup=False)
-        log.info(line, extra={"event": "run.hold"})
+        self.console.print(line, highlight=False, markup=False, soft_wrap=True)
 
     def on_action(self, now, event, plan_id, status) -> None:
-        log.info("plan %s: %s", plan_id, event, extra={"event": "run.action"})
+        self.console.print(f"plan {plan_id}: {event}", highlight=False, markup=False, soft_wrap=True)
 
 
 def check_live_config(config: Any, path: str) -> None:
