@@ -35,6 +35,10 @@ from actuator.userdata import node_document
 
 log = logging.getLogger("metctl.actuator.local")
 
+# The settings key naming the profile a RegionServer restart asks for (actuator.hbase.PROFILE_KEY;
+# spelled out here so this module does not load the py4j gateway's).
+PROFILE_KEY = "metctl.profile"
+
 # prepare(node_dir, profile, variables) -> extra template variables (e.g. the hbase-site.xml it wrote)
 PrepareHook = Callable[[Path, str, Mapping[str, str]], Mapping[str, str] | None]
 
@@ -129,21 +133,8 @@ class LocalDriver:
             node_dir = (self.root / iid).absolute()
             node_dir.mkdir(parents=True, exist_ok=False)
             port = s.base_port + slot * s.port_stride
-            variables = {"node": iid, "cluster": self.cluster, "profile": profile, "port": str(port),
-                         "host": s.host, "node_dir": str(node_dir)}
-            variables.update({f"port{i}": str(port + i) for i in range(1, s.port_stride)})
-            variables["address"] = s.address_template.format(**variables)
             (node_dir / "user-data").write_text(user_data)
-            settings_file = node_dir / "profile.json"
-            settings_file.write_text(json.dumps(node_document(self.cluster, profile), indent=2, sort_keys=True))
-            variables.update(settings_file=str(settings_file), user_data_file=str(node_dir / "user-data"))
-            if self.prepare is not None:
-                variables.update(self.prepare(node_dir, profile, dict(variables)) or {})
-            try:
-                argv = [part.format(**variables) for part in s.command]
-                env = dict(os.environ, **{k: v.format(**variables) for k, v in s.env.items()})
-            except (KeyError, IndexError, ValueError) as err:
-                raise DriverError(f"infrastructure.local.command/env: unknown placeholder {err}", retryable=False) from None
+            variables, argv, env = self._command(iid, node_dir, port, profile)
             all_tags = {**tags, TAG_MANAGED: "true", TAG_CLUSTER: self.cluster, TAG_PROFILE: profile}
             rec: dict[str, Any] = {
                 "instance_id": iid, "cluster": self.cluster, "profile": profile, "tags": all_tags,
@@ -151,26 +142,50 @@ class LocalDriver:
                 "state": "starting", "pid": None, "start_time": None, "launched_at": self.clock(),
             }
             self._write(rec)  # recorded before the process exists: a crash leaves a trace, not an orphan
-            logf = open(node_dir / "node.log", "ab")
-            try:
-                proc = subprocess.Popen(argv, cwd=node_dir, env=env, stdin=subprocess.DEVNULL, stdout=logf,
-                                        stderr=subprocess.STDOUT, start_new_session=True)
-            except OSError as err:
-                rec["state"] = "failed"
-                self._write(rec)
-                raise DriverError(f"could not start {argv[0]!r}: {err.strerror or err}", retryable=False) from None
-            finally:
-                logf.close()
-            start = None
-            for _ in range(50):  # /proc entry appears at once; be tolerant anyway
-                start = _proc_start_time(proc.pid)
-                if start is not None or proc.poll() is not None:
-                    break
-                time.sleep(0.01)
-            rec.update(pid=proc.pid, start_time=start, state="running")
-            self._write(rec)
-        log.info("started local node %s (pid %s, profile %s, port %s)", iid, proc.pid, profile, port)
+            pid = self._spawn(rec, node_dir, argv, env)
+        log.info("started local node %s (pid %s, profile %s, port %s)", iid, pid, profile, port)
         return iid
+
+    def _command(self, iid: str, node_dir: Path, port: int, profile: str) -> tuple[dict[str, str], list[str], dict[str, str]]:
+        """The node's template variables, argv and environment for `profile` (writes its profile.json)."""
+        s = self.settings
+        variables = {"node": iid, "cluster": self.cluster, "profile": profile, "port": str(port),
+                     "host": s.host, "node_dir": str(node_dir)}
+        variables.update({f"port{i}": str(port + i) for i in range(1, s.port_stride)})
+        variables["address"] = s.address_template.format(**variables)
+        settings_file = node_dir / "profile.json"
+        settings_file.write_text(json.dumps(node_document(self.cluster, profile), indent=2, sort_keys=True))
+        variables.update(settings_file=str(settings_file), user_data_file=str(node_dir / "user-data"))
+        if self.prepare is not None:
+            variables.update(self.prepare(node_dir, profile, dict(variables)) or {})
+        try:
+            argv = [part.format(**variables) for part in s.command]
+            env = dict(os.environ, **{k: v.format(**variables) for k, v in s.env.items()})
+        except (KeyError, IndexError, ValueError) as err:
+            raise DriverError(f"infrastructure.local.command/env: unknown placeholder {err}", retryable=False) from None
+        return variables, argv, env
+
+    def _spawn(self, rec: dict[str, Any], node_dir: Path, argv: list[str], env: Mapping[str, str]) -> int:
+        """Start the node's process in its own session; record its PID and start time."""
+        logf = open(node_dir / "node.log", "ab")
+        try:
+            proc = subprocess.Popen(argv, cwd=node_dir, env=env, stdin=subprocess.DEVNULL, stdout=logf,
+                                    stderr=subprocess.STDOUT, start_new_session=True)
+        except OSError as err:
+            rec["state"] = "failed"
+            self._write(rec)
+            raise DriverError(f"could not start {argv[0]!r}: {err.strerror or err}", retryable=False) from None
+        finally:
+            logf.close()
+        start = None
+        for _ in range(50):  # /proc entry appears at once; be tolerant anyway
+            start = _proc_start_time(proc.pid)
+            if start is not None or proc.poll() is not None:
+                break
+            time.sleep(0.01)
+        rec.update(pid=proc.pid, start_time=start, state="running")
+        self._write(rec)
+        return proc.pid
 
     def nodes(self) -> list[ManagedNode]:
         out = []
@@ -186,6 +201,8 @@ class LocalDriver:
                 state = "stopping"
             elif rec.get("state") == "starting":
                 state = "requested"
+            elif rec.get("state") == "restarting":
+                state = "booting"  # its old process stops, the new one starts (restart())
             elif not alive:
                 state = "failed"
             elif self.settings.ready_port and not self._port_ready(rec):
@@ -231,6 +248,57 @@ class LocalDriver:
             else:
                 self._escalate(rec)
 
+    def restart(self, instance_id: str, profile: str) -> None:
+        """Stop the node's process gracefully (SIGTERM to its group, SIGKILL after
+        `stop_timeout_s`) and start it again in the same directory, slot and port with
+        `profile` (profile.json rewritten, the command templated anew). node.json records the
+        new PID, so the node stays this driver's, running, with the new profile. Blocks until the
+        old process is gone and the new one started (at most stop_timeout_s + 5 s)."""
+        with self._locked():
+            rec = next((r for r in self._records() if r["instance_id"] == instance_id), None)
+            if rec is None or rec.get("tags", {}).get(TAG_MANAGED) != "true":
+                raise NotOwnedError(f"{instance_id} is not a local node of cluster {self.cluster} in "
+                                    f"{self.root}: metctl restarts only processes it started")
+            if rec.get("state") in ("terminating", "terminated"):
+                raise DriverError(f"{instance_id} is {rec['state']}: not restarted", retryable=False)
+            alive = self._alive(rec)
+            rec.update(state="restarting", restart_started_at=self.clock())
+            self._write(rec)
+            if alive:
+                try:
+                    os.killpg(rec["pid"], signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+                log.info("restarting local node %s (pid %s) with profile %s", instance_id, rec["pid"], profile)
+                deadline = time.monotonic() + self.settings.stop_timeout_s
+                while self._alive(rec) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                if self._alive(rec):
+                    try:
+                        os.killpg(rec["pid"], signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                    deadline = time.monotonic() + 5.0
+                    while self._alive(rec) and time.monotonic() < deadline:
+                        time.sleep(0.05)
+                if self._alive(rec):
+                    rec["state"] = "running"  # still the old process: leave it as it was
+                    self._write(rec)
+                    raise DriverError(f"{instance_id} (pid {rec['pid']}) did not stop for its restart")
+            node_dir = (self.root / instance_id).absolute()
+            _, argv, env = self._command(instance_id, node_dir, rec["port"], profile)
+            tags = {**rec.get("tags", {}), TAG_PROFILE: profile}
+            rec.update(profile=profile, tags=tags, argv=argv, pid=None, start_time=None)
+            pid = self._spawn(rec, node_dir, argv, env)
+        log.info("restarted local node %s (pid %s, profile %s)", instance_id, pid, profile)
+
+    def node_at(self, address: str) -> str | None:
+        """The instance id of this driver's live node with `address`, if any."""
+        for rec in self._records():
+            if rec.get("address") == address and rec.get("state") in ("running", "restarting"):
+                return rec["instance_id"]
+        return None
+
     # ------------------------------------------------------------------ blocking helper (CLI, tests)
     def wait_gone(self, instance_id: str, timeout_s: float = 60.0, interval_s: float = 0.1) -> bool:
         deadline = time.monotonic() + timeout_s
@@ -239,3 +307,31 @@ class LocalDriver:
                 return True
             time.sleep(interval_s)
         return False
+
+
+class LocalRestarter:
+    """The HBase driver's restarter when nodes are local processes: a RegionServer this driver
+    launched is restarted through `LocalDriver.restart` (so the driver records its new PID and
+    keeps it as a running node); any other server (e.g. one `cluster.py start` started) through
+    `fallback`, e.g. the configured restart command. `host_format` is the HBase driver's: how a
+    server's host and port make a node address."""
+
+    def __init__(self, driver: LocalDriver, fallback: Callable[[str, Mapping[str, str]], None] | None = None,
+                 host_format: str = "{host}"):
+        self.driver, self.fallback, self.host_format = driver, fallback, host_format
+
+    def __call__(self, server_id: str, settings: Mapping[str, str]) -> None:
+        host, _, port = server_id.partition(",")
+        port = port.split(",")[0]
+        iid = self.driver.node_at(self.host_format.format(host=host, port=port))
+        if iid is None:
+            if self.fallback is None:
+                raise DriverError(f"{server_id} is not a node metctl launched and no restart command "
+                                  "is configured (datastore.hbase.restart_command)", retryable=False)
+            self.fallback(server_id, settings)
+            return
+        profile = settings.get(PROFILE_KEY)
+        if not profile:
+            raise DriverError(f"restart of {server_id}: no profile named in its settings ({PROFILE_KEY})",
+                              retryable=False)
+        self.driver.restart(iid, profile)

@@ -242,6 +242,12 @@ def run_live(config: Any, path: str, once: bool) -> None:
     infra = make_infrastructure(config.infrastructure, config.cluster)
     restarter = (CommandRestarter(list(hb.restart_command), timeout_s=config.executor.restart_timeout_s)
                  if hb.restart_command else None)
+    if config.infrastructure.driver == "local":
+        from actuator.local import LocalRestarter
+
+        # RegionServers metctl launched restart through the local driver (it records their new
+        # PID); the others through the restart command
+        restarter = LocalRestarter(infra, fallback=restarter, host_format=hb.host_format)
     journal_path = Path(config.executor.journal_path)
     if not str(journal_path).startswith("file:"):
         journal_path.parent.mkdir(parents=True, exist_ok=True)

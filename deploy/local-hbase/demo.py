@@ -50,7 +50,7 @@ from actuator.executor import Executor  # noqa: E402
 from actuator.hbase import CommandRestarter, HBaseDriver  # noqa: E402
 from actuator.hbase_gateway import HBaseGateway  # noqa: E402
 from actuator.journal import Journal  # noqa: E402
-from actuator.local import LocalDriver  # noqa: E402
+from actuator.local import LocalDriver, LocalRestarter  # noqa: E402
 from controller.clock import RealClock  # noqa: E402
 from controller.config import load_config  # noqa: E402
 from controller.loop import ControlLoop, LoopObserver, MemoryStore  # noqa: E402
@@ -244,6 +244,9 @@ def metctl_loop(cluster: Any, config: Any, driver: HBaseDriver, recorder: Record
     # decisions see what is configured and do not re-plan restarts already done
     collector = Collector([ganglia, jmx, DataStoreSource(driver)], config.monitor)
     infra = LocalDriver(config.infrastructure.local, config.cluster)
+    # RegionServers metctl launched restart through the local driver, which records their new
+    # PID (cluster.py restart-rs would leave the driver a dead PID: a "failed" node)
+    driver.restarter = LocalRestarter(infra, fallback=driver.restarter, host_format=driver.host_format)
     executor = Executor(infra, driver, config.executor, time.time, config.cluster,
                         Journal(config.executor.journal_path))
     loop = ControlLoop(collector, executor, config.policy, config.loop, RealClock(),

@@ -172,3 +172,55 @@ def test_a_local_node_that_never_gets_ready_is_retried_then_abandoned_and_stoppe
     for iid in launched:
         assert d.wait_gone(iid)
     assert store.calls == []
+
+
+def test_restart_with_a_profile_keeps_the_node_running_under_its_new_pid(tmp_path):
+    d = local(tmp_path, ready_port=True)
+    a = d.launch("read", "", {TAG_LAUNCH: "p/0/1"})
+    try:
+        wait_for(lambda: [n.state for n in d.nodes()] == ["running"])
+        before = json.loads((d.root / a / "node.json").read_text())
+        d.restart(a, "write")
+        after = json.loads((d.root / a / "node.json").read_text())
+        assert after["pid"] != before["pid"]
+        assert not Path(f"/proc/{before['pid']}").exists() or \
+            "Z" in Path(f"/proc/{before['pid']}/stat").read_text().split(")")[1][:3]
+        (node,) = wait_for(lambda: (ns := d.nodes()) and ns[0].state == "running" and ns)
+        assert node.instance_id == a and node.profile == "write" and node.address == before["address"]
+        assert node.tags[TAG_LAUNCH] == "p/0/1"
+        assert json.loads((d.root / a / "profile.json").read_text())["profile"] == "write"
+        wait_for(lambda: "profile=write" in json.loads((d.root / a / "seen.json").read_text())["argv"])
+        # still metctl's own: terminate stops the new process
+        d.terminate(a)
+        assert d.wait_gone(a)
+        assert not Path(f"/proc/{after['pid']}").exists() or \
+            "Z" in Path(f"/proc/{after['pid']}/stat").read_text().split(")")[1][:3]
+    finally:
+        if any(n.instance_id == a for n in d.nodes()):
+            d.terminate(a)
+            d.wait_gone(a)
+
+
+def test_local_restarter_restarts_launched_servers_through_the_driver_and_others_by_command(tmp_path):
+    from actuator.drivers import DriverError
+    from actuator.local import PROFILE_KEY, LocalRestarter
+
+    d = local(tmp_path)
+    a = d.launch("read", "", {})
+    by_command: list[tuple[str, dict]] = []
+    restarter = LocalRestarter(d, fallback=lambda sid, settings: by_command.append((sid, dict(settings))),
+                               host_format="{host}:{port}")
+    try:
+        wait_for(lambda: [n.state for n in d.nodes()] == ["running"])
+        pid = json.loads((d.root / a / "node.json").read_text())["pid"]
+        port = d.settings.base_port
+        restarter(f"127.0.0.1,{port}", {PROFILE_KEY: "scan", "hfile.block.cache.size": "0.5"})
+        rec = json.loads((d.root / a / "node.json").read_text())
+        assert rec["pid"] != pid and rec["profile"] == "scan" and by_command == []
+        restarter("127.0.0.1,16020", {PROFILE_KEY: "write"})  # not a node it launched
+        assert by_command == [("127.0.0.1,16020", {PROFILE_KEY: "write"})]
+        with pytest.raises(DriverError, match="restart_command"):
+            LocalRestarter(d, host_format="{host}:{port}")("127.0.0.1,16020", {PROFILE_KEY: "write"})
+    finally:
+        d.terminate(a)
+        d.wait_gone(a)
