@@ -70,6 +70,9 @@ class ServerInfo:
     host: str  # matches ManagedNode.address for nodes metctl launched
     profile: str = "default"
     state: str = "active"  # active | draining | stopped | starting (registered, not serving yet)
+    # its HTTP info endpoint (http://host:port, HBase: the RegionServer's /jmx and /conf) when the
+    # data store reports it; lets the monitor poll servers metctl launched
+    info_url: str | None = None
 
 
 @dataclass(frozen=True)

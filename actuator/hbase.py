@@ -197,7 +197,8 @@ class HBaseDriver:
             if key not in self._conf_profiles:
                 self._conf_profiles[key] = self._profile_from_conf(sn.getHostname(), info_port)
             out.append(ServerInfo(id=sid, host=host, profile=self._conf_profiles[key],
-                                  state="draining" if sid in draining else "active"))
+                                  state="draining" if sid in draining else "active",
+                                  info_url=f"http://{sn.getHostname()}:{info_port}"))
         return sorted(out, key=lambda s: s.id)
 
     def _profile_from_conf(self, host: str, info_port: int) -> str:

@@ -150,15 +150,34 @@ class HBaseJmxSource:
     def __init__(self, settings: MonitorSettings, urls: Sequence[str] | None = None,
                  admin: RegionMetricsProvider | None = None,
                  clock: Callable[[], float] = time.time,
-                 include_system_tables: bool = False):
+                 include_system_tables: bool = False,
+                 discover: Callable[[], Sequence[str]] | None = None):
         self.settings = settings
         self.urls = tuple(dict.fromkeys(  # each server once, in the configured order
             u.rstrip("/") for u in (urls if urls is not None else settings.hbase_jmx_urls)))
         self.admin = admin
         self.clock = clock
         self.include_system_tables = include_system_tables
+        # more /jmx URLs asked for at each poll (e.g. the HBase driver's live servers, so the
+        # RegionServers metctl launches are polled too); may raise: reported, configured URLs kept
+        self.discover = discover
         # One HTTP session per server: servers are polled in parallel, one thread per server.
         self.sessions = {url: requests.Session() for url in self.urls}
+
+    def _poll_urls(self, errors: list[str]) -> tuple[str, ...]:
+        if self.discover is None:
+            return self.urls
+        try:
+            found = [u.rstrip("/") for u in self.discover() if u]
+        except Exception as err:  # noqa: BLE001 — the gateway may fail in many ways; /jmx still counts
+            errors.append(f"hbase: server discovery failed ({type(err).__name__}: {err}); "
+                          "polling the configured /jmx URLs only")
+            return self.urls
+        urls = tuple(dict.fromkeys((*self.urls, *found)))
+        for url in urls:
+            if url not in self.sessions:
+                self.sessions[url] = requests.Session()
+        return urls
 
     def _get(self, url: str, query: str) -> Any:
         full = f"{url}/jmx"
@@ -204,10 +223,11 @@ class HBaseJmxSource:
         errors: list[str] = []
         servers: list[str] = []
         partitions: list[PartitionSample] = []
+        urls = self._poll_urls(errors)
         # In parallel, so one slow server costs one timeout, not one per server; results are
         # taken in the configured order so samples are deterministic.
-        with ThreadPoolExecutor(max_workers=max(1, min(_MAX_PARALLEL, len(self.urls)))) as pool:
-            futures = [(url, pool.submit(self.poll_server, url)) for url in self.urls]
+        with ThreadPoolExecutor(max_workers=max(1, min(_MAX_PARALLEL, len(urls)))) as pool:
+            futures = [(url, pool.submit(self.poll_server, url)) for url in urls]
         for url, future in futures:
             try:
                 server, parts = future.result()
@@ -219,6 +239,8 @@ class HBaseJmxSource:
                 log.warning("hbase %s: unexpected /jmx answer: %r", url, err)
                 errors.append(f"hbase {url}: unexpected /jmx answer ({type(err).__name__}: {err})")
                 continue
+            if server in servers and url not in self.urls:
+                continue  # a discovered URL of a configured server (127.0.0.1 vs localhost)
             servers.append(server)
             partitions.extend(parts)
             no_ops = sum(1 for p in parts if math.isnan(p.reads) or math.isnan(p.scans)
@@ -229,7 +251,7 @@ class HBaseJmxSource:
         taken_at = self.clock()
         if self.admin is not None and partitions:
             partitions = self._with_admin_metrics(partitions, errors)
-        if not self.urls:
+        if not urls:
             errors.append("hbase: no /jmx URL configured")
         return Sample(taken_at=taken_at, partitions=tuple(partitions), servers=tuple(servers),
                       errors=tuple(errors))

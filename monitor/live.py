@@ -17,13 +17,18 @@ def live_sources(settings: MonitorSettings,
                  admin: RegionMetricsProvider | Any | None = None) -> list[MetricsSource]:
     """Sources for the configured endpoints (possibly none). `admin` — e.g. the HBase driver —
     gives per-region locality and size from the admin API (if it has `region_metrics()`) and
-    the servers' profiles (if it has `servers()`, through a DataStoreSource)."""
+    the servers' profiles and their /jmx URLs (if it has `servers()`: a DataStoreSource, and
+    RegionServers metctl launched are polled besides the configured URLs)."""
     sources: list[MetricsSource] = []
     if settings.ganglia_endpoints:
         sources.append(GangliaSource(settings))
+    lists_servers = admin is not None and callable(getattr(admin, "servers", None))
     if settings.hbase_jmx_urls:
         metrics = admin if callable(getattr(admin, "region_metrics", None)) else None
-        sources.append(HBaseJmxSource(settings, admin=metrics))
-    if admin is not None and callable(getattr(admin, "servers", None)):
+        # the driver's live servers' info URLs too: RegionServers metctl launches get polled
+        discover = (lambda: [s.info_url for s in admin.servers() if getattr(s, "info_url", None)]) \
+            if lists_servers else None
+        sources.append(HBaseJmxSource(settings, admin=metrics, discover=discover))
+    if lists_servers:
         sources.append(DataStoreSource(admin))
     return sources

@@ -66,7 +66,10 @@ def test_a_launched_regionserver_restarted_with_a_profile_stays_a_running_node(
         assert rec["pid"] != pid
         (node,) = wait_for(lambda: (ns := infra.nodes()) and ns[0].state == "running" and ns, "running")
         assert node.instance_id == iid and node.profile == "write" and node.address == f"localhost:{settings.base_port}"
-        assert {s.id: s.profile for s in driver.servers()}[server] == "write"
+        info = {s.id: s for s in driver.servers()}[server]
+        assert info.profile == "write"
+        # the monitor polls servers metctl launched through the info URL the driver reports
+        assert info.info_url == f"http://localhost:{settings.base_port + 1}"
     finally:
         for n in infra.nodes():
             infra.terminate(n.instance_id)

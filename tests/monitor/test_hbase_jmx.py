@@ -281,3 +281,22 @@ def test_a_regionserver_serving_no_region_is_a_node_with_no_partitions(jmx_serve
     assert empty_id in {n.id for n in snap.nodes}
     assert not any(p.node == empty_id for p in snap.partitions)
     assert not any(empty.url in m for m in snap.missing)
+
+
+def test_discovered_servers_are_polled_too_and_each_server_only_once(jmx_server):
+    a, b = serve(jmx_server, "rs1"), serve(jmx_server, "rs2")
+    same_a = a.url.replace("127.0.0.1", "localhost")  # one server under two names
+    cfg = settings(a.url)
+    sample = HBaseJmxSource(cfg, discover=lambda: [same_a, b.url + "/"]).sample()
+    assert sample.errors == ()
+    assert len(sample.servers) == 2
+    ids = [p.id for p in sample.partitions]
+    assert len(ids) == len(set(ids))
+    assert set(ids) == user_regions(regions_bean("rs1")) | user_regions(regions_bean("rs2"))
+
+    def broken():
+        raise ConnectionError("gateway gone")
+
+    only_configured = HBaseJmxSource(cfg, discover=broken).sample()
+    assert {p.id for p in only_configured.partitions} == user_regions(regions_bean("rs1"))
+    assert any("discovery failed" in e and "gateway gone" in e for e in only_configured.errors)
