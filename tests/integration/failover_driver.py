@@ -35,9 +35,18 @@ create table if not exists events (by text, kind text, wall real);
 
 def connect(db: str) -> sqlite3.Connection:
     conn = sqlite3.connect(db, timeout=30, isolation_level=None)
-    conn.execute("pragma journal_mode=wal")
-    conn.executescript(SCHEMA)
-    return conn
+    # Switching to WAL needs an exclusive lock and SQLite's busy timeout does not cover it: two
+    # controllers starting at once made one die with "database is locked" (seen in CI).
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            conn.execute("pragma journal_mode=wal")
+            conn.executescript(SCHEMA)
+            return conn
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def next_action(conn: sqlite3.Connection, n: int) -> int | None:
