@@ -19,6 +19,8 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+from tenacity import retry, retry_if_exception, stop_after_delay, wait_fixed
+
 # Columns of a step row (the executor's Step dataclass mirrors them).
 STEP_COLUMNS: tuple[str, ...] = (
     "idx", "parent", "op", "node", "profile", "from_profile", "partition", "source", "target",
@@ -71,6 +73,21 @@ CREATE TABLE IF NOT EXISTS events (
 WriteHook = Callable[[str, int, str], None]
 
 
+def _locked(err: BaseException) -> bool:
+    return isinstance(err, sqlite3.OperationalError) and "locked" in str(err)
+
+
+# Several controllers may open one shared journal at the same moment (HA fail-over, systemd
+# restarts). Switching to WAL takes an exclusive lock that SQLite's busy timeout does not wait
+# for, so the loser failed with "database is locked": wait for the other opener instead.
+@retry(retry=retry_if_exception(_locked), stop=stop_after_delay(30), wait=wait_fixed(0.05),
+       reraise=True)
+def _prepare(db: sqlite3.Connection) -> None:
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    db.executescript(_SCHEMA)
+
+
 class JournalError(Exception):
     """The journal file is missing or is not a metctl journal."""
 
@@ -102,9 +119,7 @@ class Journal:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._db.row_factory = sqlite3.Row
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.executescript(_SCHEMA)
+            _prepare(self._db)
         self._lock = threading.Lock()
         self.on_write = on_write
         self.writes = 0  # journal writes made through this object
