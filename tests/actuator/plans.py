@@ -3,6 +3,7 @@ random consistent (layout, plan) pairs for the property and kill-point tests."""
 from __future__ import annotations
 
 import random
+import time
 from typing import Mapping
 
 from actuator.executor import ExecutionStatus, Executor
@@ -123,3 +124,20 @@ def fill_new_node(world: FakeCluster) -> Plan:
     actions += [A("move", "to new", partition=p, source=RS2, target="new-1") for p in ("p3", "p4")]
     return make_plan(actions, {RS1: ("default", ["p2"]), RS2: ("default", ["p5"]),
                                "new-1": ("read", ["p0", "p1", "p3", "p4"])})
+
+
+def scale_out_plan() -> Plan:
+    """One launch and one move onto the new node: the plan the cloud-driver tests carry out."""
+    actions = [Action("launch", "scale out", node="new-1", profile="read"),
+               Action("move", "to new", partition="p0", source="rs1,16020", target="new-1")]
+    return make_plan(actions, {"rs1,16020": ("default", ["p1"]), "new-1": ("read", ["p0"])})
+
+
+def run_real_time(ex: Executor, limit_s: float = 60.0, interval_s: float = 0.05) -> ExecutionStatus:
+    """Tick a real-time executor until its plan ends or `limit_s` passes (a bound, not a timing)."""
+    deadline = time.monotonic() + limit_s
+    status = ex.tick()
+    while status.state == "running" and time.monotonic() < deadline:
+        time.sleep(interval_s)
+        status = ex.tick()
+    return status

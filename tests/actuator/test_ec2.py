@@ -17,8 +17,7 @@ from actuator.fake import MirrorDataStore
 from actuator.journal import Journal
 from actuator.settings import Ec2Settings, ExecutorSettings
 from actuator.userdata import render_user_data
-from decision.model import Action
-from tests.actuator.plans import make_plan
+from tests.actuator.plans import run_real_time, scale_out_plan
 
 pytestmark = pytest.mark.integration
 
@@ -100,26 +99,13 @@ def test_bad_ids_fail_as_on_aws_and_are_not_retried(moto_ec2, field, value, code
     assert code in str(err.value) and err.value.retryable is False
 
 
-def _scale_out_plan():
-    actions = [Action("launch", "scale out", node="new-1", profile="read"),
-               Action("move", "to new", partition="p0", source="rs1,16020", target="new-1")]
-    return make_plan(actions, {"rs1,16020": ("default", ["p1"]), "new-1": ("read", ["p0"])})
-
-
-def run_real_time(ex: Executor, limit_s: float = 60.0, interval_s: float = 0.05):
-    deadline = time.monotonic() + limit_s
-    status = ex.tick()
-    while status.state == "running" and time.monotonic() < deadline:
-        time.sleep(interval_s)
-        status = ex.tick()
-    return status
 
 
 def test_executor_scales_out_on_moto_and_reports_launch_to_ready(moto_ec2, tmp_path, capsys):
     d = driver(moto_ec2)
     store = MirrorDataStore(d, static={"rs1,16020": ("p0", "p1")})
     ex = Executor(d, store, ExecutorSettings(), time.time, "demo", Journal(tmp_path / "j.sqlite"))
-    ex.submit(_scale_out_plan(), "plan-1")
+    ex.submit(scale_out_plan(), "plan-1")
     t0 = time.monotonic()
     ready_after = None
     status = ex.tick()
@@ -152,7 +138,7 @@ def test_quota_error_abandons_the_plan_without_retrying(moto_ec2, ec2_quota_prox
     store = MirrorDataStore(d, static={"rs1,16020": ("p0", "p1")})
     ex = Executor(d, store, ExecutorSettings(launch_backoff_s=0), time.time, "demo",
                   Journal(tmp_path / "j.sqlite"))
-    ex.submit(_scale_out_plan(), "plan-q")
+    ex.submit(scale_out_plan(), "plan-q")
     status = run_real_time(ex)
     assert status.state == "abandoned" and "InstanceLimitExceeded" in status.reason
     assert ec2_quota_proxy.refused == 1  # quota is not retried
@@ -178,7 +164,7 @@ def test_credentials_never_reach_logs_journal_or_status(moto_ec2, tmp_path, capl
     store = MirrorDataStore(d, static={"rs1,16020": ("p0", "p1")})
     journal_path = tmp_path / "j.sqlite"
     ex = Executor(d, store, ExecutorSettings(), time.time, "demo", Journal(journal_path))
-    ex.submit(_scale_out_plan(), "plan-c")
+    ex.submit(scale_out_plan(), "plan-c")
     assert run_real_time(ex).state == "done"
     bad = Ec2Driver(Ec2Settings(region=moto_ec2.region, endpoint_url=moto_ec2.endpoint_url,
                                 image_id="ami-00000000deadbeef0"), "demo")

@@ -18,8 +18,7 @@ from actuator.fake import MirrorDataStore
 from actuator.journal import Journal
 from actuator.local import LocalDriver
 from actuator.settings import ExecutorSettings, LocalSettings
-from decision.model import Action
-from tests.actuator.plans import make_plan
+from tests.actuator.plans import run_real_time, scale_out_plan
 
 pytestmark = pytest.mark.integration
 NODE = str(Path(__file__).with_name("local_node.py"))
@@ -129,28 +128,15 @@ def test_only_recorded_processes_of_this_cluster_are_stopped_never_a_pid_reuser(
         os.killpg(json.loads((d.root / a / "node.json").read_text())["pid"], 9)
 
 
-def _plan():
-    actions = [Action("launch", "scale out", node="new-1", profile="read"),
-               Action("move", "to new", partition="p0", source="rs1,16020", target="new-1")]
-    return make_plan(actions, {"rs1,16020": ("default", ["p1"]), "new-1": ("read", ["p0"])})
-
-
-def run_real_time(ex: Executor, limit_s: float = 30.0):
-    deadline = time.monotonic() + limit_s
-    status = ex.tick()
-    while status.state == "running" and time.monotonic() < deadline:
-        time.sleep(0.05)
-        status = ex.tick()
-    return status
 
 
 def test_executor_scales_out_with_a_real_local_node(tmp_path):
     d = local(tmp_path, ready_port=True)
     store = MirrorDataStore(d, static={"rs1,16020": ("p0", "p1")})
     ex = Executor(d, store, ExecutorSettings(), time.time, "demo", Journal(tmp_path / "j.sqlite"))
-    ex.submit(_plan(), "plan-1")
+    ex.submit(scale_out_plan(), "plan-1")
     try:
-        assert run_real_time(ex).state == "done"
+        assert run_real_time(ex, limit_s=30.0).state == "done"
         (node,) = d.nodes()
         assert store.layout["p0"] == f"{node.address},16020" and node.profile == "read"
     finally:
@@ -164,8 +150,8 @@ def test_a_local_node_that_never_gets_ready_is_retried_then_abandoned_and_stoppe
     store = MirrorDataStore(d, static={"rs1,16020": ("p0", "p1")})
     settings = ExecutorSettings(booting_timeout_s=0.5, launch_attempts=2, launch_backoff_s=0.1)
     ex = Executor(d, store, settings, time.time, "demo", Journal(tmp_path / "j.sqlite"))
-    ex.submit(_plan(), "plan-1")
-    status = run_real_time(ex)
+    ex.submit(scale_out_plan(), "plan-1")
+    status = run_real_time(ex, limit_s=30.0)
     assert status.state == "abandoned" and "booting" in status.reason
     launched = sorted(p.name for p in d.root.glob("local-demo-*"))
     assert len(launched) == 2

@@ -15,8 +15,7 @@ from actuator.journal import Journal
 from actuator.openstack import OpenStackDriver
 from actuator.settings import ExecutorSettings, OpenStackSettings
 from actuator.userdata import render_user_data
-from decision.model import Action
-from tests.actuator.plans import make_plan
+from tests.actuator.plans import run_real_time, scale_out_plan
 from tests.fixtures.openstack_api import IMAGES, PASSWORD
 
 pytestmark = [pytest.mark.integration, pytest.mark.filterwarnings("ignore::DeprecationWarning"),
@@ -91,28 +90,15 @@ def test_quota_and_bad_image_are_not_retryable(openstack_api):
     assert not err.value.retryable
 
 
-def _plan():
-    actions = [Action("launch", "scale out", node="new-1", profile="read"),
-               Action("move", "to new", partition="p0", source="rs1,16020", target="new-1")]
-    return make_plan(actions, {"rs1,16020": ("default", ["p1"]), "new-1": ("read", ["p0"])})
-
-
-def run_real_time(ex: Executor, limit_s: float = 30.0):
-    deadline = time.monotonic() + limit_s
-    status = ex.tick()
-    while status.state == "running" and time.monotonic() < deadline:
-        time.sleep(0.05)
-        status = ex.tick()
-    return status
 
 
 def test_executor_scales_out_through_nova(openstack_api, tmp_path, capsys):
     d = driver()
     store = MirrorDataStore(d, static={"rs1,16020": ("p0", "p1")})
     ex = Executor(d, store, ExecutorSettings(), time.time, "demo", Journal(tmp_path / "j.sqlite"))
-    ex.submit(_plan(), "plan-1")
+    ex.submit(scale_out_plan(), "plan-1")
     t0 = time.monotonic()
-    assert run_real_time(ex).state == "done"
+    assert run_real_time(ex, limit_s=30.0).state == "done"
     (node,) = d.nodes()
     assert store.layout["p0"] == f"{node.address},16020"
     with capsys.disabled():
@@ -125,8 +111,8 @@ def test_a_server_stuck_in_build_is_retried_then_abandoned_and_deleted(openstack
     store = MirrorDataStore(d, static={"rs1,16020": ("p0", "p1")})
     settings = ExecutorSettings(booting_timeout_s=0.5, launch_attempts=2, launch_backoff_s=0.1)
     ex = Executor(d, store, settings, time.time, "demo", Journal(tmp_path / "j.sqlite"))
-    ex.submit(_plan(), "plan-1")
-    status = run_real_time(ex)
+    ex.submit(scale_out_plan(), "plan-1")
+    status = run_real_time(ex, limit_s=30.0)
     assert status.state == "abandoned" and "booting" in status.reason
     posts = [p for m, p in openstack_api.requests if m == "POST" and p.endswith("/servers")]
     deletes = [p for m, p in openstack_api.requests if m == "DELETE"]
@@ -140,8 +126,8 @@ def test_nova_quota_abandons_the_plan(openstack_api, tmp_path):
     d = driver()
     ex = Executor(d, MirrorDataStore(d, static={"rs1,16020": ("p0", "p1")}), ExecutorSettings(), time.time,
                   "demo", Journal(tmp_path / "j.sqlite"))
-    ex.submit(_plan(), "plan-q")
-    status = run_real_time(ex)
+    ex.submit(scale_out_plan(), "plan-q")
+    status = run_real_time(ex, limit_s=30.0)
     assert status.state == "abandoned" and "Quota exceeded" in status.reason
     assert len([1 for m, p in openstack_api.requests if m == "POST" and p.endswith("/servers")]) == 1
 
@@ -152,8 +138,8 @@ def test_password_and_token_never_reach_logs_journal_or_status(openstack_api, tm
     journal_path = tmp_path / "j.sqlite"
     ex = Executor(d, MirrorDataStore(d, static={"rs1,16020": ("p0", "p1")}), ExecutorSettings(), time.time,
                   "demo", Journal(journal_path))
-    ex.submit(_plan(), "plan-c")
-    assert run_real_time(ex).state == "done"
+    ex.submit(scale_out_plan(), "plan-c")
+    assert run_real_time(ex, limit_s=30.0).state == "done"
     with pytest.raises(DriverError) as err:
         driver(image="no-such-image").launch("read", "", tags("read"))
     ex.journal.close()
