@@ -16,6 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
+from common.documents import MAX_SMALL_BYTES, parse_json, read_text
 from controller.config import parse_model
 from controller.errors import BadInput
 from decision.model import DecisionMemory, memory_to_dict
@@ -42,19 +43,13 @@ def read_memory(path: str | Path) -> DecisionMemory:
     p = Path(path)
     if not p.exists():
         return DecisionMemory()
-    try:
-        text = p.read_text(encoding="utf-8")
-    except IsADirectoryError:
-        raise BadInput(file, "", "a state file, not a directory") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise BadInput(file, "", f"a readable state file ({err})") from None
+    text = read_text(p, MAX_SMALL_BYTES, "a metctl state file")
     if not text.strip():
         raise BadInput(file, "", "a metctl state file (JSON), got an empty file")
-    try:
-        data = json.loads(text, parse_constant=lambda name: float("nan"))
-    except json.JSONDecodeError as err:
-        raise BadInput(file, f"line {err.lineno}, column {err.colno}",
-                       f"a metctl state file in JSON ({err.msg})") from None
+    data = parse_json(text, file, "a metctl state file in JSON", nan_to_model=True)
+    if not isinstance(data, dict):  # `null` would otherwise validate as the fresh memory
+        raise BadInput(file, "", "a metctl state file (a JSON mapping of version, step, ...), "
+                       f"got {type(data).__name__ if data is not None else 'null'}")
     model = parse_model(MemoryFile, data, file)
     return DecisionMemory(step=model.step, first_decision_done=model.first_decision_done,
                           history=tuple((k, float(v)) for k, v in model.history))
