@@ -219,7 +219,7 @@ def parse_model(model_cls: type[M], data: Any, file: str | Path,
     if not isinstance(data, Mapping):
         raise BadInput(str(file), "", f"a mapping of keys to values, got {_describe_input(data)}")
     try:
-        return model_cls.model_validate(data)
+        model = model_cls.model_validate(data)
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
         first = errors[0]
@@ -234,6 +234,62 @@ def parse_model(model_cls: type[M], data: Any, file: str | Path,
         line = document.line_of(keys) if document is not None else None
         field = path + (f" (line {line})" if line and path else (f"line {line}" if line else ""))
         raise BadInput(str(file), field, expected) from None
+    _refuse_lax_values(data, model, str(file), document)
+    return model
+
+
+# Largest magnitude accepted for any number in a user document: far above every real rate,
+# size or duration, far below where sums over a million partitions overflow a float64 (1e308
+# rates passed validation and overflowed in the sums).
+MAX_MAGNITUDE = 1e15
+
+
+def _lax_value(raw: Any, value: Any) -> str | None:
+    """What was expected, if the raw YAML/JSON leaf `raw` only became `value` by coercion or is
+    not a finite number of sane size; None when it is fine."""
+    if isinstance(value, bool):
+        if not isinstance(raw, bool):
+            return f"true or false, got {_describe_input(raw)}"
+    elif isinstance(value, int | float):
+        if isinstance(raw, bool | str):  # `true` became 1.0, "0.5" became 0.5
+            return f"a number, got {_describe_input(raw)}"
+        if not math.isfinite(value) or (isinstance(raw, float) and not math.isfinite(raw)):
+            return f"a finite number, got {_describe_input(raw)}"
+        if abs(value) > MAX_MAGNITUDE:
+            return f"a number of magnitude at most {MAX_MAGNITUDE:.0e}, got {_describe_input(raw)}"
+    elif isinstance(raw, float) and not math.isfinite(raw):
+        return f"a finite number, got {_describe_input(raw)}"
+    return None
+
+
+def _refuse_lax_values(data: Any, model: BaseModel, file: str, document: Document | None) -> None:
+    """The config is as strict as snapshots: walk the user's data beside the validated model and
+    refuse numbers given as text or booleans, booleans given as anything else, and non-finite
+    or overflowing numbers, in every section (whichever package declares it)."""
+    stack: list[tuple[Any, Any, tuple[str | int, ...]]] = [(data, model, ())]
+    while stack:
+        raw, value, keys = stack.pop()
+        if isinstance(raw, Mapping):
+            if isinstance(value, BaseModel):
+                fields = type(value).model_fields
+                for k, v in raw.items():
+                    name = next((n for n, i in fields.items() if k in (n, i.alias)), None)
+                    if name is not None:
+                        stack.append((v, getattr(value, name), keys + (k,)))
+            elif isinstance(value, Mapping):
+                stack.extend((v, value[k], keys + (k,)) for k, v in raw.items() if k in value)
+        elif isinstance(raw, list | tuple):
+            if isinstance(value, list | tuple) and len(value) == len(raw):
+                stack.extend((r, v, keys + (i,)) for i, (r, v) in enumerate(zip(raw, value)))
+        else:
+            expected = _lax_value(raw, value)
+            if expected is not None:
+                if _is_secret(keys):
+                    expected = expected.split(", got")[0] + " (the value is secret and not shown)"
+                path = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in keys)
+                path = path.lstrip(".")
+                line = document.line_of(list(keys)) if document is not None else None
+                raise BadInput(file, path + (f" (line {line})" if line else ""), expected)
 
 
 def parse_file(model_cls: type[M], path: str | Path) -> M:
