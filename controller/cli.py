@@ -44,9 +44,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except click.exceptions.Exit as err:
         return err.exit_code
+    except click.UsageError as err:
+        # One line, like BadInput: which option, what was wrong, where help is.
+        cmd = err.ctx.command_path if err.ctx is not None else "metctl"
+        message = " ".join(err.format_message().split())
+        click.echo(f"metctl: {message} (see '{cmd} --help')", err=True)
+        return 2
     except click.ClickException as err:
         err.show()
-        return 2 if isinstance(err, click.UsageError) else err.exit_code
+        return err.exit_code
     except click.Abort:
         click.echo("metctl: aborted", err=True)
         return 1

@@ -116,7 +116,7 @@ def _status_line(run) -> str:
 
 
 @click.command(name="run")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--config", "config_path", metavar="FILE", default=None,
               help="metctl config YAML (default: the embedded demo, configs/demo.yaml).")
 @click.option("--once", is_flag=True, help="Run until the first decision round, report, exit.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
