@@ -217,7 +217,10 @@ def parse_model(model_cls: type[M], data: Any, file: str | Path,
     if data is None:
         data = {}
     if not isinstance(data, Mapping):
-        raise BadInput(str(file), "", f"a mapping of keys to values, got {_describe_input(data)}")
+        # Name the kind only: a wrong path (`../../etc/passwd`) must not echo the file's bytes.
+        kind = ("text" if isinstance(data, str) else "a list" if isinstance(data, list | tuple)
+                else "a number" if isinstance(data, int | float) else type(data).__name__)
+        raise BadInput(str(file), "", f"a mapping of keys to values, got {kind}")
     try:
         model = model_cls.model_validate(data)
     except ValidationError as exc:

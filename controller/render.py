@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 from collections import Counter
 from typing import Any
 
@@ -24,6 +25,38 @@ VERDICT_STYLE = {"overloaded": "bold red", "underloaded": "yellow", "healthy": "
                  "unknown": "magenta"}
 OP_STYLE = {"launch": "green", "terminate": "red", "drain": "red", "reconfigure": "cyan",
             "move": "blue", "compact": "magenta"}
+
+
+# ---------------------------------------------------------------- escaping
+
+# C0/C1 control characters (ESC starts ANSI sequences that would restyle or rewrite the
+# operator's terminal); stored errors and ids from the cluster can carry them.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Longest text shown in one table cell or line; the JSON form has all of it.
+MAX_SHOWN_CHARS = 2000
+
+
+def plain(value: Any, style: str = "", limit: int = MAX_SHOWN_CHARS) -> Text:
+    """`value` as literal text for Rich: no markup (`rs1[/],16020` is shown as written, never
+    parsed), control characters made visible, very long text cut with a note."""
+    text = str(value)
+    more = len(text) - limit
+    if more > 0:
+        text = text[:limit]
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    if more > 0:
+        text += f" … ({more:,} more characters; --format json shows all)"
+    return Text(text, style=style)
+
+
+class PlainTable(Table):
+    """A rich Table whose str cells and title are literal text (see `plain`)."""
+
+    def __init__(self, *args: Any, title: Any = None, **kw: Any):
+        super().__init__(*args, title=plain(title) if isinstance(title, str) else title, **kw)
+
+    def add_row(self, *cells: Any, **kw: Any) -> None:
+        super().add_row(*(plain(c) if isinstance(c, str) else c for c in cells), **kw)
 
 
 # ---------------------------------------------------------------- JSON
@@ -99,14 +132,14 @@ def plan_renderable(plan: Plan, snapshot: ClusterSnapshot | None = None) -> Grou
                      + snapshot.taken_at.isoformat().replace("+00:00", "Z"))
     parts.append(title)
     if plan.reason:
-        parts.append(Text(plan.reason, style="italic"))
+        parts.append(plain(plan.reason, style="italic"))
     if snapshot is not None and snapshot.missing:
-        parts.append(Text("missing metrics: " + "; ".join(snapshot.missing), style="magenta"))
+        parts.append(plain("missing metrics: " + "; ".join(snapshot.missing), style="magenta"))
 
     # Stage A
     h = plan.health
     verdict = "healthy" if h.healthy else "unhealthy"
-    health = Table(title=f"Health — suboptimal {h.suboptimal:.2f} · remove "
+    health = PlainTable(title=f"Health — suboptimal {h.suboptimal:.2f} · remove "
                          f"{'yes' if h.remove else 'no'} · {verdict}",
                    box=box.SIMPLE_HEAD, title_justify="left")
     health.add_column("node")
@@ -129,7 +162,7 @@ def plan_renderable(plan: Plan, snapshot: ClusterSnapshot | None = None) -> Grou
         health.add_row(*row)
     parts.append(health)
     if h.reason:
-        parts.append(Text(h.reason))
+        parts.append(plain(h.reason))
 
     # Stage B
     s = plan.sizing
@@ -139,7 +172,7 @@ def plan_renderable(plan: Plan, snapshot: ClusterSnapshot | None = None) -> Grou
 
     # Stage C
     if plan.groups:
-        groups = Table(title="Groups", box=box.SIMPLE_HEAD, title_justify="left")
+        groups = PlainTable(title="Groups", box=box.SIMPLE_HEAD, title_justify="left")
         groups.add_column("group")
         groups.add_column("partitions", justify="right")
         groups.add_column("nodes", justify="right")
@@ -148,7 +181,7 @@ def plan_renderable(plan: Plan, snapshot: ClusterSnapshot | None = None) -> Grou
         parts.append(groups)
     if plan.assignment:
         mean = sum(a.load for a in plan.assignment) / len(plan.assignment)
-        assign = Table(title="Assignment", box=box.SIMPLE_HEAD, title_justify="left")
+        assign = PlainTable(title="Assignment", box=box.SIMPLE_HEAD, title_justify="left")
         assign.add_column("node")
         assign.add_column("profile")
         assign.add_column("partitions", justify="right")
@@ -166,7 +199,7 @@ def plan_renderable(plan: Plan, snapshot: ClusterSnapshot | None = None) -> Grou
 
     # Stage D
     if plan.actions:
-        acts = Table(title=f"Actions ({len(plan.actions)}, in order)", box=box.SIMPLE_HEAD,
+        acts = PlainTable(title=f"Actions ({len(plan.actions)}, in order)", box=box.SIMPLE_HEAD,
                      title_justify="left")
         acts.add_column("#", justify="right")
         acts.add_column("op")
@@ -199,4 +232,4 @@ def plan_to_table(plan: Plan, snapshot: ClusterSnapshot | None = None, *, width:
     return buf.getvalue()
 
 
-__all__ = ["plan_to_json", "plan_to_table", "plan_renderable"]
+__all__ = ["plain", "PlainTable", "plan_to_json", "plan_to_table", "plan_renderable"]

@@ -14,6 +14,7 @@ import click
 from actuator.journal import Journal, JournalError
 from controller.config import load_config
 from controller.errors import BadInput
+from controller.render import _finite
 
 _STATE_STYLE = {"done": "green", "running": "yellow", "pending": "", "failed": "bold red",
                 "cancelled": "dim", "skipped": "dim", "rolled_back": "magenta"}
@@ -44,29 +45,35 @@ def gather(journal: Journal, plan_id: str | None = None, *, errors: int = 10) ->
 
 
 def _table(doc: dict[str, Any]) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
+    """Everything shown is literal text (`plain`): ids, errors and reasons come from the
+    cluster and the journal and may hold Rich markup, ANSI escapes or megabytes."""
     import sys
+
+    from rich.console import Console
+    from rich.text import Text
+
+    from controller.render import PlainTable, plain
 
     console = Console(width=None if sys.stdout.isatty() else 160)
     if "leader" in doc:
         from controller.production import status_lines
 
         for line in status_lines(doc):
-            console.print(line, markup=False, highlight=False)
+            console.print(plain(line), highlight=False)
     plan = doc["plan"]
     if plan is None:
-        console.print(f"journal {doc['journal']}: no plan yet")
+        console.print(plain(f"journal {doc['journal']}: no plan yet"))
         return
     committed = "committed" if plan["committed"] else "not committed"
-    console.print(f"[bold]plan {plan['plan_id']}[/bold] ({plan['policy']}, cluster {plan['cluster']}): "
-                  f"{plan['state']}, phase {plan['phase']}, {committed}")
+    console.print(Text.assemble(
+        (f"plan {plain(plan['plan_id'], limit=200)}", "bold"),
+        plain(f" ({plan['policy']}, cluster {plan['cluster']}): "
+              f"{plan['state']}, phase {plan['phase']}, {committed}")))
     if plan["reason"]:
-        console.print(f"  why: {plan['reason']}")
+        console.print(Text.assemble("  why: ", plain(plan["reason"])))
     if plan["error"]:
-        console.print(f"  [red]stopped: {plan['error']}[/red]")
-    table = Table(show_lines=False)
+        console.print(Text.assemble("  ", plain(f"stopped: {plan['error']}", style="red")))
+    table = PlainTable(show_lines=False)
     for col in ("#", "op", "what", "state", "sub-state", "tries", "note / error"):
         table.add_column(col)
     for s in doc["actions"]:
@@ -78,16 +85,16 @@ def _table(doc: dict[str, Any]) -> None:
         }.get(s["op"], f"{s.get('node')}" + (f" ({s['instance_id']})" if s.get("instance_id") else ""))
         idx = str(s["idx"]) if s.get("parent") is None else f"  {s['idx']}<{s['parent']}"
         op = s["op"] if s.get("parent") is None else f"{s['op']} ({s.get('cause', '')})"
-        style = _STATE_STYLE.get(s["state"], "")
-        state = f"[{style}]{s['state']}[/{style}]" if style else s["state"]
+        state = plain(s["state"], style=_STATE_STYLE.get(s["state"], ""))
         table.add_row(idx, op, what, state, s.get("sub_state") or "", str(s.get("attempts", 0)),
                       s.get("error") or s.get("note") or "")
     console.print(table)
     if doc["errors"]:
-        console.print("[bold]last errors[/bold]")
+        console.print(Text("last errors", style="bold"))
         for e in doc["errors"]:
             where = f"step {e['idx']}: " if e.get("idx") is not None else ""
-            console.print(f"  t={e['at']:.0f} {where}{e['message']}")
+            at = e["at"] if isinstance(e["at"], int | float) else float("nan")
+            console.print(plain(f"  t={at:.0f} {where}{e['message']}"))
 
 
 @click.command(name="status")
@@ -123,6 +130,7 @@ def command(journal_file: str | None, config_file: str | None, plan_id: str | No
 
     doc.update(status_of(config, journal_path=path))
     if fmt == "json":
-        click.echo(json.dumps(doc, indent=2, sort_keys=True))
+        # Strict JSON: NaN/Infinity (not JSON) become null, like `plan --format json`.
+        click.echo(json.dumps(_finite(doc), indent=2, sort_keys=True, allow_nan=False))
     else:
         _table(doc)

@@ -83,3 +83,60 @@ def test_unknown_plan_id_is_bad_input(tmp_path, capsys):
     write_journal(path, fail_move=False)
     code, out, err = run(capsys, "status", "--journal", str(path), "--plan", "nope")
     assert code == 2 and "no plan 'nope'" in err
+
+
+def _tamper(path, sql: str, *args) -> None:
+    import sqlite3
+    con = sqlite3.connect(path)
+    con.execute(sql, args)
+    con.commit()
+    con.close()
+
+
+def _set_reason(path, reason: str) -> None:
+    import sqlite3
+    con = sqlite3.connect(path)
+    doc = json.loads(con.execute("SELECT plan_json FROM plans").fetchone()[0])
+    doc["reason"] = reason
+    con.execute("UPDATE plans SET plan_json = ?", (json.dumps(doc),))
+    con.commit()
+    con.close()
+
+
+def test_markup_and_escapes_from_the_journal_are_shown_literally(tmp_path, capsys):
+    # `rs1[/],16020` crashed the table; `[bold red]rs1[/bold red]` showed as `rs1`; raw ESC
+    # sequences from stored errors reached the terminal.
+    path = tmp_path / "j.sqlite"
+    write_journal(path, fail_move=True)
+    _tamper(path, "UPDATE plans SET error = ?", "[bold red]rs1[/bold red] \x1b[2J gone")
+    _set_reason(path, "rs1[/],16020")
+    _tamper(path, "UPDATE steps SET error = ? WHERE error IS NOT NULL", "[/] \x1b]0;title\x07")
+    _tamper(path, "UPDATE events SET message = ?", "[link=http://x]y[/link] \x1b[31mred")
+    code, out, err = run(capsys, "status", "--journal", str(path))
+    assert code == 0, err
+    assert "[bold red]rs1[/bold red]" in out and "rs1[/],16020" in out
+    assert "[link=http://x]y[/link]" in out and "\x1b" not in out and "\x07" not in out
+    assert "\\x1b[2J" in out
+
+
+def test_a_huge_reason_is_cut_in_the_table_and_whole_in_json(tmp_path, capsys):
+    path = tmp_path / "j.sqlite"
+    write_journal(path, fail_move=False)
+    _set_reason(path, "x" * 1_000_000)
+    code, out, err = run(capsys, "status", "--journal", str(path))
+    assert code == 0 and "more characters; --format json shows all" in out and len(out) < 100_000
+    code, out, err = run(capsys, "status", "--journal", str(path), "--format", "json")
+    assert code == 0 and len(json.loads(out)["plan"]["reason"]) == 1_000_000
+
+
+def test_status_json_is_strict_json(tmp_path, capsys):
+    path = tmp_path / "j.sqlite"
+    write_journal(path, fail_move=False)
+    _tamper(path, "UPDATE plans SET plan_json = ?", '{"summary": {"max_load_ratio": NaN}, "x": Infinity}')
+    code, out, err = run(capsys, "status", "--journal", str(path), "--format", "json")
+    assert code == 0, err
+
+    def refuse(name):
+        raise ValueError(name)
+    json.loads(out, parse_constant=refuse)
+    assert "NaN" not in out and "Infinity" not in out
