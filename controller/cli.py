@@ -10,6 +10,7 @@ import sys
 
 import click
 
+from common.redact import redact
 from controller.errors import BadInput
 
 # subcommand name -> module under controller.commands exposing `command`
@@ -40,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         returned = cli.main(args=argv, prog_name="metctl", standalone_mode=False)
         return returned if isinstance(returned, int) else 0
     except BadInput as err:
-        click.echo(f"metctl: {err.line()}", err=True)
+        click.echo(f"metctl: {redact(err.line())}", err=True)
         return 2
     except click.exceptions.Exit as err:
         return err.exit_code
@@ -48,10 +49,10 @@ def main(argv: list[str] | None = None) -> int:
         # One line, like BadInput: which option, what was wrong, where help is.
         cmd = err.ctx.command_path if err.ctx is not None else "metctl"
         message = " ".join(err.format_message().split())
-        click.echo(f"metctl: {message} (see '{cmd} --help')", err=True)
+        click.echo(f"metctl: {redact(message)} (see '{cmd} --help')", err=True)
         return 2
     except click.ClickException as err:
-        err.show()
+        click.echo(f"metctl: {redact(err.format_message())}", err=True)
         return err.exit_code
     except click.Abort:
         click.echo("metctl: aborted", err=True)
@@ -59,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as err:  # noqa: BLE001 — the CLI's last line of defence
-        click.echo(f"metctl: error: {err}", err=True)
+        # Every error text is redacted: a cloud API's error body may echo the request.
+        text = " ".join(str(err).split()) or type(err).__name__
+        click.echo(f"metctl: error: {redact(text)}", err=True)
         return 1
 
 
