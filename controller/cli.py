@@ -6,6 +6,7 @@ file, the field and what was expected), 1 anything else.
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 
 import click
@@ -35,13 +36,24 @@ def cli() -> None:
     """metctl — workload-aware elasticity for NoSQL clusters (MET)."""
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def one_line(text: str) -> str:
+    """`text` as one terminal-safe line: whitespace runs collapsed, control characters shown
+    as escapes (an error quoting a file's bytes must not drive the terminal)."""
+    text = " ".join(text.split())
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         # Outside standalone mode click *returns* the code of ctx.exit(n) instead of raising it.
         returned = cli.main(args=argv, prog_name="metctl", standalone_mode=False)
         return returned if isinstance(returned, int) else 0
     except BadInput as err:
-        click.echo(f"metctl: {redact(err.line())}", err=True)
+        # One line whatever a parser put in the message (libyaml's problems span lines).
+        click.echo(f"metctl: {redact(one_line(err.line()))}", err=True)
         return 2
     except click.exceptions.Exit as err:
         return err.exit_code
@@ -61,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except Exception as err:  # noqa: BLE001 — the CLI's last line of defence
         # Every error text is redacted: a cloud API's error body may echo the request.
-        text = " ".join(str(err).split()) or type(err).__name__
+        text = one_line(str(err)) or type(err).__name__
         click.echo(f"metctl: error: {redact(text)}", err=True)
         return 1
 
