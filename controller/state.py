@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -55,6 +56,21 @@ def read_memory(path: str | Path) -> DecisionMemory:
                           history=tuple((k, float(v)) for k, v in model.history))
 
 
+# A temporary file older than this was left by a writer that was killed between mkstemp and
+# os.replace (SIGKILL, power loss); younger ones may belong to a concurrent writer.
+STALE_TMP_S = 600.0
+
+
+def _remove_stale_temporaries(directory: Path, name: str, keep: str) -> None:
+    now = time.time()
+    for leftover in directory.glob(f".{name}.*.tmp"):
+        try:
+            if leftover.name != keep and now - leftover.stat().st_mtime > STALE_TMP_S:
+                leftover.unlink()
+        except OSError:
+            pass  # gone already, or not ours to remove: never fail a write over it
+
+
 def write_memory(path: str | Path, memory: DecisionMemory) -> None:
     """Replace `path` with `memory` atomically (same-directory temp file, fsync, os.replace)."""
     file = str(path)
@@ -62,7 +78,7 @@ def write_memory(path: str | Path, memory: DecisionMemory) -> None:
     directory = p.parent if str(p.parent) else Path(".")
     try:
         # The daemon's default (loop.memory_path) sits in a directory of its own: make it.
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as err:
         raise BadInput(file, "", "a path whose directory can be created "
                        f"({err.strerror or err})") from None
@@ -81,6 +97,7 @@ def write_memory(path: str | Path, memory: DecisionMemory) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    _remove_stale_temporaries(directory, p.name, keep=Path(tmp).name)
     # Make the rename itself durable: fsync the directory entry (POSIX; harmless elsewhere).
     try:
         dir_fd = os.open(directory, os.O_RDONLY)

@@ -7,6 +7,7 @@ it; otherwise it is the config's `executor.journal_path` (`--config FILE`, or th
 from __future__ import annotations
 
 import json
+import sqlite3
 from typing import Any
 
 import click
@@ -15,6 +16,9 @@ from actuator.journal import Journal, JournalError
 from controller.config import load_config
 from controller.errors import BadInput
 from controller.render import _finite
+
+# The plan states the executor writes (actuator/journal.py's schema comment).
+PLAN_STATES = ("running", "abandoning", "done", "failed", "abandoned")
 
 _STATE_STYLE = {"done": "green", "running": "yellow", "pending": "", "failed": "bold red",
                 "cancelled": "dim", "skipped": "dim", "rolled_back": "magenta"}
@@ -32,6 +36,11 @@ def gather(journal: Journal, plan_id: str | None = None, *, errors: int = 10) ->
     if row is None:
         raise BadInput(journal.path, "plan", f"a plan id in this journal (no plan {pid!r})")
     plan = row["plan"]
+    if row["state"] not in PLAN_STATES:  # shown as if fine before, and dropped by resume()
+        raise BadInput(journal.path, f"plans.state of {pid}",
+                       f"one of {', '.join(PLAN_STATES)} (got {str(row['state'])[:40]!r})")
+    if not isinstance(plan, dict):
+        raise BadInput(journal.path, f"plans.plan_json of {pid}", "a JSON object")
     doc["plan"] = {
         "plan_id": pid, "cluster": row["cluster"], "state": row["state"], "phase": row["phase"],
         "committed": bool(row["committed"]), "error": row["error"], "reason": plan.get("reason", ""),
@@ -124,6 +133,13 @@ def command(journal_file: str | None, config_file: str | None, plan_id: str | No
         raise BadInput(config_file or path, field, f"an existing metctl journal ({err})") from None
     try:
         doc = gather(journal, plan_id, errors=n_errors)
+    except BadInput:
+        raise
+    except (sqlite3.DatabaseError, TypeError, KeyError, IndexError, ValueError, AttributeError) as err:
+        # A corrupted journal (malformed pages, a NULL plan_json, a dropped column, text where
+        # numbers belong): name the journal, exit 2 — never a bare message and exit 1.
+        raise BadInput(path, "", f"an intact metctl journal ({type(err).__name__}: "
+                       f"{' '.join(str(err).split())[:200]})") from None
     finally:
         journal.close()
     from controller.production import status_of  # leader (ZooKeeper) and last decision

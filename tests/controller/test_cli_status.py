@@ -140,3 +140,43 @@ def test_status_json_is_strict_json(tmp_path, capsys):
         raise ValueError(name)
     json.loads(out, parse_constant=refuse)
     assert "NaN" not in out and "Infinity" not in out
+
+
+CORRUPTIONS = [
+    ("UPDATE plans SET plan_json = 'null'", ()),
+    ("UPDATE plans SET plan_json = '[1'", ()),
+    ("UPDATE plans SET state = 'exploded'", ()),
+    ("UPDATE events SET at = 'yesterday'", ()),
+    ("UPDATE steps SET idx = 'first' WHERE idx = 1", ()),
+    ("ALTER TABLE steps DROP COLUMN note", ()),
+    ("ALTER TABLE events DROP COLUMN message", ()),
+    ("UPDATE plans SET created_at = 'x', updated_at = 'y'", ()),
+]
+
+
+def test_a_corrupted_journal_is_bad_input_naming_it(tmp_path, capsys):
+    outcomes = []
+    for i, (sql, args) in enumerate(CORRUPTIONS):
+        path = tmp_path / f"j{i}.sqlite"
+        write_journal(path, fail_move=True)
+        _tamper(path, sql, *args)
+        for fmt in ("table", "json"):
+            code, out, err = run(capsys, "status", "--journal", str(path), "--format", fmt)
+            outcomes.append(code)
+            assert code in (0, 2) and (code == 0 or (str(path) in err and len(err.splitlines()) == 1)), (sql, err)
+    path = tmp_path / "bytes.sqlite"
+    write_journal(path, fail_move=True)
+    data = bytearray(path.read_bytes())
+    data[4096:8192] = b"\xff" * 4096  # a malformed page
+    path.write_bytes(bytes(data))
+    code, out, err = run(capsys, "status", "--journal", str(path))
+    assert code == 2 and str(path) in err and len(err.splitlines()) == 1, err
+    assert outcomes.count(2) >= 6
+
+
+def test_an_unknown_plan_state_is_refused_loudly(tmp_path, capsys):
+    path = tmp_path / "j.sqlite"
+    write_journal(path, fail_move=False)
+    _tamper(path, "UPDATE plans SET state = 'exploded'")
+    code, out, err = run(capsys, "status", "--journal", str(path))
+    assert code == 2 and "exploded" in err and "plans.state" in err
