@@ -14,12 +14,15 @@ tests use it to SIGKILL the process at every write.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from tenacity import retry, retry_if_exception, stop_after_delay, wait_fixed
+
+from common.redact import redact
 
 # Columns of a step row (the executor's Step dataclass mirrors them).
 STEP_COLUMNS: tuple[str, ...] = (
@@ -73,6 +76,26 @@ CREATE TABLE IF NOT EXISTS events (
 WriteHook = Callable[[str, int, str], None]
 
 
+def _private_file(path: Path) -> None:
+    """Create the journal 0600 in a 0700 directory (errors it holds may name hosts and users;
+    SQLite gives its -wal and -shm files the database's mode)."""
+    if not path.parent.exists():
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        if os.fstat(fd).st_uid == os.getuid():
+            os.fchmod(fd, 0o600)  # a journal made 0644 by an older metctl
+    finally:
+        os.close(fd)
+
+
+def _redacted(fields: dict[str, Any]) -> dict[str, Any]:
+    """Error texts (often a cloud API's body echoing the request) lose their credentials
+    before they are journaled: `status` shows them and the file outlives the process."""
+    return {k: redact(v) if k in ("error", "note") and isinstance(v, str) else v
+            for k, v in fields.items()}
+
+
 def _locked(err: BaseException) -> bool:
     return isinstance(err, sqlite3.OperationalError) and "locked" in str(err)
 
@@ -115,8 +138,8 @@ class Journal:
                 self._db.close()
                 raise JournalError(f"{self.path}: not a metctl journal (tables plans/steps/events missing)")
         else:
-            if self.path != ":memory:":
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            if self.path != ":memory:" and not self.path.startswith("file:"):
+                _private_file(Path(self.path))
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._db.row_factory = sqlite3.Row
             _prepare(self._db)
@@ -149,7 +172,7 @@ class Journal:
     @staticmethod
     def _event(plan_id: str, at: float, level: str, idx: int | None, message: str):
         return ("INSERT INTO events (plan_id, at, level, idx, message) VALUES (?,?,?,?,?)",
-                (plan_id, at, level, idx, message))
+                (plan_id, at, level, idx, redact(message)))
 
     @staticmethod
     def _insert_step(plan_id: str, step: Mapping[str, Any]):
@@ -170,6 +193,7 @@ class Journal:
 
     def update_plan(self, plan_id: str, now: float, *, event: str | None = None,
                     level: str = "info", **fields: Any) -> None:
+        fields = _redacted(fields)
         sets = "".join(f"{k} = ?, " for k in fields)
         stmts = [(f"UPDATE plans SET {sets}updated_at = ? WHERE plan_id = ?",
                   (*fields.values(), now, plan_id))]
@@ -179,6 +203,7 @@ class Journal:
 
     def update_step(self, plan_id: str, idx: int, now: float, *, event: str | None = None,
                     level: str = "info", **fields: Any) -> None:
+        fields = _redacted(fields)
         stmts = []
         if fields:
             sets = ", ".join(f"{k} = ?" for k in fields)

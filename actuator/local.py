@@ -63,6 +63,29 @@ def _reap(pid: int) -> None:
         pass
 
 
+
+# What a node process inherits from the controller: enough to find programs, Java and HBase,
+# never the controller's credentials (AWS_SECRET_ACCESS_KEY, OS_PASSWORD were readable in
+# /proc/PID/environ of every node). Anything else a node needs goes in infrastructure.local.env.
+_CHILD_VARS = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "TMPDIR", "JAVA_HOME",
+               "PYTHONPATH", "VIRTUAL_ENV")
+_CHILD_PREFIXES = ("LC_", "HBASE_", "HADOOP_")
+_SECRET_NAME = ("SECRET", "PASSWORD", "TOKEN", "KEY", "CREDENTIAL", "AUTH")
+
+
+def child_environment() -> dict[str, str]:
+    """The minimal, explicit environment of a local node process."""
+    return {k: v for k, v in os.environ.items()
+            if (k in _CHILD_VARS or k.startswith(_CHILD_PREFIXES))
+            and not any(w in k.upper() for w in _SECRET_NAME)}
+
+
+def _private_write(path: Path, text: str) -> None:
+    """Write `text` to a file only its owner can read (user data may carry secrets)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
 class LocalDriver:
     """InfrastructureDriver over processes on this machine."""
 
@@ -74,7 +97,7 @@ class LocalDriver:
     # ------------------------------------------------------------------ bookkeeping
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         with open(self.root / ".lock", "a+") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
             try:
@@ -98,7 +121,7 @@ class LocalDriver:
     def _write(self, rec: Mapping[str, Any]) -> None:
         path = self.root / rec["instance_id"] / "node.json"
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(rec, indent=2, sort_keys=True))
+        _private_write(tmp, json.dumps(rec, indent=2, sort_keys=True))
         os.replace(tmp, path)
 
     def _alive(self, rec: Mapping[str, Any]) -> bool:
@@ -131,9 +154,9 @@ class LocalDriver:
             seq_file.write_text(str(seq))
             iid = f"local-{self.cluster}-{seq}"
             node_dir = (self.root / iid).absolute()
-            node_dir.mkdir(parents=True, exist_ok=False)
+            node_dir.mkdir(parents=True, exist_ok=False, mode=0o700)
             port = s.base_port + slot * s.port_stride
-            (node_dir / "user-data").write_text(user_data)
+            _private_write(node_dir / "user-data", user_data)
             variables, argv, env = self._command(iid, node_dir, port, profile)
             all_tags = {**tags, TAG_MANAGED: "true", TAG_CLUSTER: self.cluster, TAG_PROFILE: profile}
             rec: dict[str, Any] = {
@@ -154,20 +177,20 @@ class LocalDriver:
         variables.update({f"port{i}": str(port + i) for i in range(1, s.port_stride)})
         variables["address"] = s.address_template.format(**variables)
         settings_file = node_dir / "profile.json"
-        settings_file.write_text(json.dumps(node_document(self.cluster, profile), indent=2, sort_keys=True))
+        _private_write(settings_file, json.dumps(node_document(self.cluster, profile), indent=2, sort_keys=True))
         variables.update(settings_file=str(settings_file), user_data_file=str(node_dir / "user-data"))
         if self.prepare is not None:
             variables.update(self.prepare(node_dir, profile, dict(variables)) or {})
         try:
             argv = [part.format(**variables) for part in s.command]
-            env = dict(os.environ, **{k: v.format(**variables) for k, v in s.env.items()})
+            env = dict(child_environment(), **{k: v.format(**variables) for k, v in s.env.items()})
         except (KeyError, IndexError, ValueError) as err:
             raise DriverError(f"infrastructure.local.command/env: unknown placeholder {err}", retryable=False) from None
         return variables, argv, env
 
     def _spawn(self, rec: dict[str, Any], node_dir: Path, argv: list[str], env: Mapping[str, str]) -> int:
         """Start the node's process in its own session; record its PID and start time."""
-        logf = open(node_dir / "node.log", "ab")
+        logf = os.fdopen(os.open(node_dir / "node.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
         try:
             proc = subprocess.Popen(argv, cwd=node_dir, env=env, stdin=subprocess.DEVNULL, stdout=logf,
                                     stderr=subprocess.STDOUT, start_new_session=True)

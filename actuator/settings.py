@@ -172,7 +172,6 @@ class HBaseStoreSettings(BaseModel):
     client_jars_dir: str | None = Field(
         None, description="Directory with the HBase client jars for the py4j gateway; None = the "
         "cached download of deploy/local-hbase.")
-    gateway_host: str = Field("127.0.0.1", description="Address the py4j gateway binds to (loopback).")
     rpc_timeout_s: float = Field(60.0, gt=0, description="Timeout of one admin call, seconds.")
     restart_command: tuple[str, ...] = Field(
         (), description="Command (argv template) that restarts one RegionServer gracefully with new "

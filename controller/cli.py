@@ -6,10 +6,12 @@ file, the field and what was expected), 1 anything else.
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 
 import click
 
+from common.redact import redact
 from controller.errors import BadInput
 
 # subcommand name -> module under controller.commands exposing `command`
@@ -34,26 +36,45 @@ def cli() -> None:
     """metctl — workload-aware elasticity for NoSQL clusters (MET)."""
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def one_line(text: str) -> str:
+    """`text` as one terminal-safe line: whitespace runs collapsed, control characters shown
+    as escapes (an error quoting a file's bytes must not drive the terminal)."""
+    text = " ".join(text.split())
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         # Outside standalone mode click *returns* the code of ctx.exit(n) instead of raising it.
         returned = cli.main(args=argv, prog_name="metctl", standalone_mode=False)
         return returned if isinstance(returned, int) else 0
     except BadInput as err:
-        click.echo(f"metctl: {err.line()}", err=True)
+        # One line whatever a parser put in the message (libyaml's problems span lines).
+        click.echo(f"metctl: {redact(one_line(err.line()))}", err=True)
         return 2
     except click.exceptions.Exit as err:
         return err.exit_code
+    except click.UsageError as err:
+        # One line, like BadInput: which option, what was wrong, where help is.
+        cmd = err.ctx.command_path if err.ctx is not None else "metctl"
+        message = " ".join(err.format_message().split())
+        click.echo(f"metctl: {redact(message)} (see '{cmd} --help')", err=True)
+        return 2
     except click.ClickException as err:
-        err.show()
-        return 2 if isinstance(err, click.UsageError) else err.exit_code
+        click.echo(f"metctl: {redact(err.format_message())}", err=True)
+        return err.exit_code
     except click.Abort:
         click.echo("metctl: aborted", err=True)
         return 1
     except KeyboardInterrupt:
         return 130
     except Exception as err:  # noqa: BLE001 — the CLI's last line of defence
-        click.echo(f"metctl: error: {err}", err=True)
+        # Every error text is redacted: a cloud API's error body may echo the request.
+        text = one_line(str(err)) or type(err).__name__
+        click.echo(f"metctl: error: {redact(text)}", err=True)
         return 1
 
 

@@ -14,19 +14,17 @@ errors, so every command reports bad input the same way:
 from __future__ import annotations
 
 import difflib
-import json
 import math
 import types
 import typing
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from actuator.settings import DataStoreSettings, ExecutorSettings, InfrastructureSettings
+from common.documents import MAX_DOCUMENT_BYTES, Document, load_document
 from controller.errors import BadInput
 from controller.ha import HASettings
 from controller.loop_settings import LoopSettings
@@ -52,140 +50,6 @@ class MetctlConfig(BaseModel):
 
 
 M = TypeVar("M", bound=BaseModel)
-
-# Files larger than this are refused before parsing: a snapshot of 10,000 nodes and a million
-# partitions is about 250 MB of JSON, so this only stops a wrong file (a disk image, a log).
-MAX_DOCUMENT_BYTES = 1 << 30
-
-
-# ---------------------------------------------------------------- reading documents
-
-
-@dataclass(frozen=True)
-class Document:
-    """A parsed user file: the data, and (for YAML) the node tree to find a field's line."""
-
-    file: str
-    data: Any
-    root: yaml.Node | None = None
-
-    def line_of(self, loc: Sequence[str | int]) -> int | None:
-        """1-based line of the value at `loc` (keys and list indices), or of its nearest parent."""
-        node, line = self.root, None
-        for key in loc:
-            if node is None:
-                break
-            line = node.start_mark.line + 1
-            if isinstance(node, yaml.MappingNode) and isinstance(key, str):
-                node = next((v for k, v in node.value
-                             if isinstance(k, yaml.ScalarNode) and k.value == key), None)
-                if node is None:  # an unknown key is reported at its parent's line
-                    break
-            elif isinstance(node, yaml.SequenceNode) and isinstance(key, int):
-                node = node.value[key] if 0 <= key < len(node.value) else None
-            else:
-                node = None
-        if node is not None:
-            line = node.start_mark.line + 1
-        return line
-
-
-def _read_text(path: str | Path) -> str:
-    file = str(path)
-    p = Path(path)
-    try:
-        if p.is_dir():
-            raise BadInput(file, "", "a file, not a directory")
-        if p.stat().st_size > MAX_DOCUMENT_BYTES:
-            raise BadInput(file, "", f"a document under {MAX_DOCUMENT_BYTES >> 20} MB")
-        return p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BadInput(file, "", "an existing file (no such file)") from None
-    except PermissionError:
-        raise BadInput(file, "", "a readable file (permission denied)") from None
-    except UnicodeDecodeError as err:
-        raise BadInput(file, f"byte {err.start}", "UTF-8 text") from None
-    except OSError as err:
-        raise BadInput(file, "", f"a readable file ({err.strerror or err})") from None
-
-
-# libyaml's loader when PyYAML was built with it (several times faster on big snapshots).
-_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def _json_constant(name: str) -> float:
-    # Python's json accepts NaN/Infinity, which are not JSON: refuse them at the source.
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # JSON parsers keep the last of two equal keys; a snapshot with two `nodes` is a mistake.
-    obj = dict(pairs)
-    if len(obj) != len(pairs):
-        seen: set[str] = set()
-        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
-        raise ValueError(f"key {dup!r} appears twice in one object")
-    return obj
-
-
-def load_document(path: str | Path) -> Document:
-    """Read a YAML or JSON file (JSON when it ends in .json). Syntax errors name the line."""
-    file = str(path)
-    text = _read_text(path)
-    if file.lower().endswith(".json"):
-        try:
-            return Document(file, json.loads(text, parse_constant=_json_constant,
-                                             object_pairs_hook=_json_object))
-        except json.JSONDecodeError as err:
-            raise BadInput(file, f"line {err.lineno}, column {err.colno}",
-                           f"valid JSON ({err.msg})") from None
-        except ValueError as err:
-            raise BadInput(file, "", f"valid JSON ({err})") from None
-    try:
-        # One pass: compose the node tree (kept for line numbers), then build the data from it.
-        loader = _SafeLoader(text)
-        try:
-            root = loader.get_single_node()
-            if root is not None:  # before construction, which flattens merge keys in place
-                _refuse_duplicate_keys(file, root)
-            data = loader.construct_document(root) if root is not None else None
-        finally:
-            loader.dispose()
-    except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = err.problem or err.context or "syntax error"
-        raise BadInput(file, where, f"valid YAML ({problem})") from None
-    except yaml.YAMLError as err:
-        raise BadInput(file, "", f"valid YAML ({err})") from None
-    except RecursionError:
-        raise BadInput(file, "", "valid YAML (nested too deeply)") from None
-    return Document(file, data, root)
-
-
-def _refuse_duplicate_keys(file: str, root: yaml.Node) -> None:
-    """YAML lets a later `policy:` silently replace an earlier one; an operator never means that."""
-    stack: list[tuple[yaml.Node, str]] = [(root, "")]
-    seen_nodes: set[int] = set()  # aliases share nodes (and may be recursive): visit each once
-    while stack:
-        node, path = stack.pop()
-        if id(node) in seen_nodes:
-            continue
-        seen_nodes.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            seen: dict[str, int] = {}
-            for key, value in node.value:
-                name = key.value if isinstance(key, yaml.ScalarNode) else None
-                child = f"{path}.{name}" if path else str(name)
-                if name is not None and key.tag != "tag:yaml.org,2002:merge":
-                    if name in seen:
-                        raise BadInput(file, f"{child} (line {key.start_mark.line + 1})",
-                                       f"each key once (also on line {seen[name]})")
-                    seen[name] = key.start_mark.line + 1
-                stack.append((value, child))
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend((item, f"{path}[{i}]") for i, item in enumerate(node.value))
-
 
 # ---------------------------------------------------------------- validation errors
 
@@ -353,9 +217,12 @@ def parse_model(model_cls: type[M], data: Any, file: str | Path,
     if data is None:
         data = {}
     if not isinstance(data, Mapping):
-        raise BadInput(str(file), "", f"a mapping of keys to values, got {_describe_input(data)}")
+        # Name the kind only: a wrong path (`../../etc/passwd`) must not echo the file's bytes.
+        kind = ("text" if isinstance(data, str) else "a list" if isinstance(data, list | tuple)
+                else "a number" if isinstance(data, int | float) else type(data).__name__)
+        raise BadInput(str(file), "", f"a mapping of keys to values, got {kind}")
     try:
-        return model_cls.model_validate(data)
+        model = model_cls.model_validate(data)
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
         first = errors[0]
@@ -370,6 +237,62 @@ def parse_model(model_cls: type[M], data: Any, file: str | Path,
         line = document.line_of(keys) if document is not None else None
         field = path + (f" (line {line})" if line and path else (f"line {line}" if line else ""))
         raise BadInput(str(file), field, expected) from None
+    _refuse_lax_values(data, model, str(file), document)
+    return model
+
+
+# Largest magnitude accepted for any number in a user document: far above every real rate,
+# size or duration, far below where sums over a million partitions overflow a float64 (1e308
+# rates passed validation and overflowed in the sums).
+MAX_MAGNITUDE = 1e15
+
+
+def _lax_value(raw: Any, value: Any) -> str | None:
+    """What was expected, if the raw YAML/JSON leaf `raw` only became `value` by coercion or is
+    not a finite number of sane size; None when it is fine."""
+    if isinstance(value, bool):
+        if not isinstance(raw, bool):
+            return f"true or false, got {_describe_input(raw)}"
+    elif isinstance(value, int | float):
+        if isinstance(raw, bool | str):  # `true` became 1.0, "0.5" became 0.5
+            return f"a number, got {_describe_input(raw)}"
+        if not math.isfinite(value) or (isinstance(raw, float) and not math.isfinite(raw)):
+            return f"a finite number, got {_describe_input(raw)}"
+        if abs(value) > MAX_MAGNITUDE:
+            return f"a number of magnitude at most {MAX_MAGNITUDE:.0e}, got {_describe_input(raw)}"
+    elif isinstance(raw, float) and not math.isfinite(raw):
+        return f"a finite number, got {_describe_input(raw)}"
+    return None
+
+
+def _refuse_lax_values(data: Any, model: BaseModel, file: str, document: Document | None) -> None:
+    """The config is as strict as snapshots: walk the user's data beside the validated model and
+    refuse numbers given as text or booleans, booleans given as anything else, and non-finite
+    or overflowing numbers, in every section (whichever package declares it)."""
+    stack: list[tuple[Any, Any, tuple[str | int, ...]]] = [(data, model, ())]
+    while stack:
+        raw, value, keys = stack.pop()
+        if isinstance(raw, Mapping):
+            if isinstance(value, BaseModel):
+                fields = type(value).model_fields
+                for k, v in raw.items():
+                    name = next((n for n, i in fields.items() if k in (n, i.alias)), None)
+                    if name is not None:
+                        stack.append((v, getattr(value, name), keys + (k,)))
+            elif isinstance(value, Mapping):
+                stack.extend((v, value[k], keys + (k,)) for k, v in raw.items() if k in value)
+        elif isinstance(raw, list | tuple):
+            if isinstance(value, list | tuple) and len(value) == len(raw):
+                stack.extend((r, v, keys + (i,)) for i, (r, v) in enumerate(zip(raw, value)))
+        else:
+            expected = _lax_value(raw, value)
+            if expected is not None:
+                if _is_secret(keys):
+                    expected = expected.split(", got")[0] + " (the value is secret and not shown)"
+                path = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in keys)
+                path = path.lstrip(".")
+                line = document.line_of(list(keys)) if document is not None else None
+                raise BadInput(file, path + (f" (line {line})" if line else ""), expected)
 
 
 def parse_file(model_cls: type[M], path: str | Path) -> M:

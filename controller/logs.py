@@ -18,28 +18,14 @@ import sys
 from datetime import datetime, timezone
 from typing import IO, Any
 
+from common.redact import MASK, redact  # shared with error lines, the journal, status
+
 ROOT = "metctl"
-MASK = "***"
 
 # attributes every LogRecord has: everything else came in through `extra=`
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
 _SECRET_KEY = re.compile(r"pass(word|wd)?|secret|token|credential|auth|api[_-]?key|access[_-]?key"
                          r"|private[_-]?key", re.I)
-_SECRET_TEXT = (
-    # key=value / key: value / "key": "value" where key names a secret
-    (re.compile(r"""(?i)((?:pass(?:word|wd)?|secret(?:_access_key)?|token|api[_-]?key|"""
-                r"""credentials?|x-auth-token|x-subject-token|authorization)["']?\s*[:=]\s*["']?)"""
-                r"""(?:bearer\s+)?[^\s"',;&]+"""), r"\1" + MASK),
-    (re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"), MASK),  # AWS access key ids
-    (re.compile(r"(?i)(://[^/\s:@]+:)[^@\s/]+@"), r"\1" + MASK + "@"),  # user:password@host
-)
-
-
-def redact(text: str) -> str:
-    """`text` with anything that looks like a credential masked."""
-    for pattern, repl in _SECRET_TEXT:
-        text = pattern.sub(repl, text)
-    return text
 
 
 def _clean(key: str, value: Any) -> Any:

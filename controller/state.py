@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
+from common.documents import MAX_SMALL_BYTES, parse_json, read_text
 from controller.config import parse_model
 from controller.errors import BadInput
 from decision.model import DecisionMemory, memory_to_dict
@@ -42,22 +44,31 @@ def read_memory(path: str | Path) -> DecisionMemory:
     p = Path(path)
     if not p.exists():
         return DecisionMemory()
-    try:
-        text = p.read_text(encoding="utf-8")
-    except IsADirectoryError:
-        raise BadInput(file, "", "a state file, not a directory") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise BadInput(file, "", f"a readable state file ({err})") from None
+    text = read_text(p, MAX_SMALL_BYTES, "a metctl state file")
     if not text.strip():
         raise BadInput(file, "", "a metctl state file (JSON), got an empty file")
-    try:
-        data = json.loads(text, parse_constant=lambda name: float("nan"))
-    except json.JSONDecodeError as err:
-        raise BadInput(file, f"line {err.lineno}, column {err.colno}",
-                       f"a metctl state file in JSON ({err.msg})") from None
+    data = parse_json(text, file, "a metctl state file in JSON", nan_to_model=True)
+    if not isinstance(data, dict):  # `null` would otherwise validate as the fresh memory
+        raise BadInput(file, "", "a metctl state file (a JSON mapping of version, step, ...), "
+                       f"got {type(data).__name__ if data is not None else 'null'}")
     model = parse_model(MemoryFile, data, file)
     return DecisionMemory(step=model.step, first_decision_done=model.first_decision_done,
                           history=tuple((k, float(v)) for k, v in model.history))
+
+
+# A temporary file older than this was left by a writer that was killed between mkstemp and
+# os.replace (SIGKILL, power loss); younger ones may belong to a concurrent writer.
+STALE_TMP_S = 600.0
+
+
+def _remove_stale_temporaries(directory: Path, name: str, keep: str) -> None:
+    now = time.time()
+    for leftover in directory.glob(f".{name}.*.tmp"):
+        try:
+            if leftover.name != keep and now - leftover.stat().st_mtime > STALE_TMP_S:
+                leftover.unlink()
+        except OSError:
+            pass  # gone already, or not ours to remove: never fail a write over it
 
 
 def write_memory(path: str | Path, memory: DecisionMemory) -> None:
@@ -67,7 +78,7 @@ def write_memory(path: str | Path, memory: DecisionMemory) -> None:
     directory = p.parent if str(p.parent) else Path(".")
     try:
         # The daemon's default (loop.memory_path) sits in a directory of its own: make it.
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as err:
         raise BadInput(file, "", "a path whose directory can be created "
                        f"({err.strerror or err})") from None
@@ -86,6 +97,7 @@ def write_memory(path: str | Path, memory: DecisionMemory) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    _remove_stale_temporaries(directory, p.name, keep=Path(tmp).name)
     # Make the rename itself durable: fsync the directory entry (POSIX; harmless elsewhere).
     try:
         dir_fd = os.open(directory, os.O_RDONLY)

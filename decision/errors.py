@@ -1,14 +1,5 @@
-"""BadInput: the one error for input that fails validation, naming the file, the field and what
-was expected. It lives in the base package so every layer (profiles, monitor, actuator,
-controller) raises the same type; the CLI prints its one line and exits 2."""
-from __future__ import annotations
+"""BadInput, re-exported from the neutral `common` package (where it is defined) so existing
+`from decision.errors import BadInput` keeps working."""
+from common.errors import BadInput
 
-
-class BadInput(ValueError):
-    def __init__(self, file: str, field: str, expected: str):
-        self.file, self.field, self.expected = str(file), field, expected
-        super().__init__(self.line())
-
-    def line(self) -> str:
-        where = f"{self.file}: {self.field}" if self.field else self.file
-        return f"{where}: {self.expected}"
+__all__ = ["BadInput"]

@@ -182,13 +182,27 @@ class HBaseJmxSource:
     def _get(self, url: str, query: str) -> Any:
         full = f"{url}/jmx"
         limit = int(self.settings.hbase_jmx_max_mb * 2**20)
+        timeout = self.settings.hbase_jmx_timeout_s
+        # A total deadline per response: the socket timeout bounds each read only, and a server
+        # dripping a byte a second stalled the whole poll.
+        deadline = time.monotonic() + timeout
         try:
+            # No redirects: a /jmx that sends metctl elsewhere is misconfigured or hostile.
             with self.sessions[url].get(full, params={"qry": query}, stream=True,
-                                  timeout=self.settings.hbase_jmx_timeout_s) as resp:
+                                        timeout=timeout, allow_redirects=False) as resp:
                 if resp.status_code != 200:
-                    raise JmxError(f"hbase {url}: /jmx answered HTTP {resp.status_code}")
+                    moved = f" to {resp.headers.get('Location', '?')[:100]}; redirects are not followed" \
+                        if 300 <= resp.status_code < 400 else ""
+                    raise JmxError(f"hbase {url}: /jmx answered HTTP {resp.status_code}{moved}")
                 body = bytearray()
-                for chunk in resp.iter_content(262144):
+                while True:
+                    if time.monotonic() > deadline:
+                        raise JmxError(f"hbase {url}: /jmx answer not complete within "
+                                       f"{timeout:g} s (monitor.hbase_jmx_timeout_s)")
+                    # read1: what has arrived (at most 256 KiB), not "wait for 256 KiB"
+                    chunk = resp.raw.read1(262144, decode_content=True)
+                    if not chunk:
+                        break
                     body += chunk
                     if len(body) > limit:
                         raise JmxError(f"hbase {url}: /jmx answer larger than the "

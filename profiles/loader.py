@@ -19,10 +19,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from decision.errors import BadInput
+from common.documents import MAX_YAML_BYTES, parse_yaml, read_text
+from common.errors import BadInput
 from decision.model import PROFILES, ClusterSnapshot, Plan
 
 log = logging.getLogger(__name__)
@@ -106,15 +106,9 @@ def load_profile(path: str | Path) -> NodeProfile:
     """Read and validate one profile YAML file; log its warnings."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise ProfileError(str(path), "", f"a readable profile file ({err.strerror})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else ""
-        raise ProfileError(str(path), where, "valid YAML") from None
+        data = parse_yaml(read_text(path, MAX_YAML_BYTES, "a profile file"), str(path)).data
+    except BadInput as err:
+        raise ProfileError(err.file, err.field, err.expected) from None
     profile = parse_profile(data, str(path))
     for warning in profile.warnings():
         log.warning("%s: %s", path, warning)

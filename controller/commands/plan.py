@@ -13,7 +13,7 @@ import sys
 import click
 
 from controller.config import load_config
-from controller.render import plan_to_json, plan_to_table
+from controller.render import SUMMARY_ROWS, plan_to_json, plan_to_table
 from controller.snapshot_io import read_snapshot
 from controller.state import read_memory, write_memory
 from decision import decide
@@ -29,8 +29,10 @@ from decision.model import DecisionMemory
               help="Decision memory: read if it exists, updated memory written back.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True, help="`json` is stable (field names never change).")
+@click.option("--all", "show_all", is_flag=True,
+              help="Table: every node and action (default: the first 40 of each, most loaded first).")
 def command(snapshot_file: str, config_file: str | None, state_file: str | None,
-            fmt: str) -> None:
+            fmt: str, show_all: bool) -> None:
     """Print the plan the policy makes for a snapshot (nothing is changed)."""
     config = load_config(config_file)
     snapshot = read_snapshot(snapshot_file)
@@ -41,7 +43,8 @@ def command(snapshot_file: str, config_file: str | None, state_file: str | None,
     else:
         tty = sys.stdout.isatty()
         width = shutil.get_terminal_size((140, 24)).columns if tty else 140
-        text = plan_to_table(plan, snapshot, width=width, color=tty)
+        text = plan_to_table(plan, snapshot, width=width, color=tty,
+                             rows=None if show_all else SUMMARY_ROWS)
     if state_file:
         write_memory(state_file, plan.memory)
     click.echo(text, nl=False)

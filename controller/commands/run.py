@@ -13,7 +13,10 @@ it was on) when it stops. Each decision and hold is printed as one line.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
+import signal
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from common.redact import redact
 from controller.config import load_config
 from controller.errors import BadInput
 from controller.loop import HoldCause, LoopObserver
@@ -116,7 +120,7 @@ def _status_line(run) -> str:
 
 
 @click.command(name="run")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--config", "config_path", metavar="FILE", default=None,
               help="metctl config YAML (default: the embedded demo, configs/demo.yaml).")
 @click.option("--once", is_flag=True, help="Run until the first decision round, report, exit.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
@@ -125,6 +129,30 @@ def _status_line(run) -> str:
                    "executor.journal_path).")
 def command(config_path, once, out_dir):
     """Run the control loop (default: MET on the simulated demo cluster)."""
+    with _sigterm_as_interrupt():
+        _command(config_path, once, out_dir)
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """SIGTERM (systemd stop, kill, a container runtime) ends the run the way Ctrl-C does:
+    the report of what ran is written and the journal left resumable (it was exit 143 and no
+    report)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _command(config_path, once, out_dir):
     path = config_path or str(DEMO_CONFIG)
     config = load_config(path)
     if config.infrastructure.driver != "sim" or config.datastore.driver != "sim":
@@ -253,8 +281,15 @@ def run_live(config: Any, path: str, once: bool) -> None:
         journal_path.parent.mkdir(parents=True, exist_ok=True)
     prod = Production(config)
     # The gateway opens here: an unreachable cluster is an error (exit 1), not bad input.
-    driver = open_hbase_driver(hb, restarter=restarter, host_format=hb.host_format,
-                               log_file=str(journal_path.with_name("hbase-gateway.log")))
+    try:
+        driver = open_hbase_driver(hb, restarter=restarter, host_format=hb.host_format,
+                                   log_file=str(journal_path.with_name("hbase-gateway.log")))
+    except Exception as err:  # noqa: BLE001 — Java exception text is not for the operator
+        # A config that cannot reach its cluster: one plain line, exit 2 (README).
+        first = next((ln.strip() for ln in str(err).splitlines() if ln.strip()), type(err).__name__)
+        raise BadInput(path, "datastore.hbase.zookeeper_quorum",
+                       f"a reachable HBase cluster at {hb.zookeeper_quorum} "
+                       f"({redact(first)[:200]})") from None
     try:
         # metctl places regions itself: HBase's balancer would undo its moves (restored on exit)
         driver.set_balancer(False)

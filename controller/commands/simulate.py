@@ -20,6 +20,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from controller.config import load_config
+from controller.options import SEED
 from controller.errors import BadInput
 from controller.report import _clean, plot_compare, write_report
 from simulator.harness import build_run
@@ -82,6 +83,18 @@ def compare_table(summaries: dict[str, dict[str, Any]]) -> Table:
     return t
 
 
+def check_out_dir(out: Path) -> None:
+    """Refuse an output directory that cannot be written before simulating, not after."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".metctl-write-test"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as err:
+        raise BadInput(str(out), "--out", f"a directory metctl can create and write "
+                       f"({err.strerror or type(err).__name__})") from None
+
+
 @click.command(name="simulate")
 @click.option("--scenario", "scenario_path", default=None,
               help="Scenario YAML (a path, or a name in configs/scenarios/). Default: the config's simulator.scenario.")
@@ -91,8 +104,8 @@ def compare_table(summaries: dict[str, dict[str, Any]]) -> Table:
               help="Comma-separated policies to run on the same seed, e.g. met,tiramola,static.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
               help="Output directory (default: out/<scenario>-<policy or compare>).")
-@click.option("--seed", type=int, default=None, help="Random seed (default: the scenario's).")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--seed", type=SEED, default=None, help="Random seed (default: the scenario's).")
+@click.option("--config", "config_path", metavar="FILE", default=None,
               help="metctl config YAML (default: the embedded one).")
 @click.option("--transfer", type=click.Choice(("none", "incremental", "parallel")), default=None,
               help="Override how moves transfer data (see simulator.data_transfer).")
@@ -104,12 +117,15 @@ def command(scenario_path, policy, compare, out_dir, seed, config_path, transfer
     logging.getLogger("metctl").setLevel(logging.WARNING)
     console = Console(stderr=True)
     out_console = Console()
-    if compare:
+    if compare is not None:  # `--compare ""` is a mistake, not "no comparison"
         names = [p.strip() for p in compare.split(",") if p.strip()]
         bad = [p for p in names if p not in POLICIES]
         if bad or not names:
             raise BadInput("--compare", "", f"comma-separated policies from {', '.join(POLICIES)} (got {compare!r})")
+        if len(set(names)) != len(names):  # two runs would write into one directory
+            raise BadInput("--compare", "", f"each policy once (got {compare!r})")
         out = Path(out_dir or f"out/{scenario.name}-compare")
+        check_out_dir(out)
         summaries, runs = {}, {}
         for p in names:
             summaries[p], runs[p] = run_one(config, scenario, p, out / p, seed=seed, transfer=transfer,
@@ -122,6 +138,7 @@ def command(scenario_path, policy, compare, out_dir, seed, config_path, transfer
         return
     name = policy or config.policy.name
     out = Path(out_dir or f"out/{scenario.name}-{name}")
+    check_out_dir(out)
     summary, _ = run_one(config, scenario, name, out, seed=seed, transfer=transfer, console=console,
                          plots=not no_plots)
     out_console.print(compare_table({name: summary}))

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from controller.options import FiniteFloat
 from controller.config import load_config
 from controller.errors import BadInput
 from controller.snapshot_io import dump_snapshot
@@ -92,7 +93,7 @@ def snapshot_table(snapshot: ClusterSnapshot, verdict: tuple[bool, str]) -> list
                    "overrides the config.")
 @click.option("--samples", type=click.IntRange(min=1), default=2, show_default=True,
               help="Samples to take; request rates need at least 2.")
-@click.option("--interval", type=click.FloatRange(min=0), default=5.0, show_default=True,
+@click.option("--interval", type=FiniteFloat(0.0, 86400.0), default=5.0, show_default=True,
               help="Seconds between samples.")
 @click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json",
               show_default=True, help="`json` is the ClusterSnapshot contract (`metctl plan "

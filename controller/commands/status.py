@@ -7,6 +7,7 @@ it; otherwise it is the config's `executor.journal_path` (`--config FILE`, or th
 from __future__ import annotations
 
 import json
+import sqlite3
 from typing import Any
 
 import click
@@ -14,6 +15,10 @@ import click
 from actuator.journal import Journal, JournalError
 from controller.config import load_config
 from controller.errors import BadInput
+from controller.render import _finite
+
+# The plan states the executor writes (actuator/journal.py's schema comment).
+PLAN_STATES = ("running", "abandoning", "done", "failed", "abandoned")
 
 _STATE_STYLE = {"done": "green", "running": "yellow", "pending": "", "failed": "bold red",
                 "cancelled": "dim", "skipped": "dim", "rolled_back": "magenta"}
@@ -31,6 +36,11 @@ def gather(journal: Journal, plan_id: str | None = None, *, errors: int = 10) ->
     if row is None:
         raise BadInput(journal.path, "plan", f"a plan id in this journal (no plan {pid!r})")
     plan = row["plan"]
+    if row["state"] not in PLAN_STATES:  # shown as if fine before, and dropped by resume()
+        raise BadInput(journal.path, f"plans.state of {pid}",
+                       f"one of {', '.join(PLAN_STATES)} (got {str(row['state'])[:40]!r})")
+    if not isinstance(plan, dict):
+        raise BadInput(journal.path, f"plans.plan_json of {pid}", "a JSON object")
     doc["plan"] = {
         "plan_id": pid, "cluster": row["cluster"], "state": row["state"], "phase": row["phase"],
         "committed": bool(row["committed"]), "error": row["error"], "reason": plan.get("reason", ""),
@@ -44,29 +54,35 @@ def gather(journal: Journal, plan_id: str | None = None, *, errors: int = 10) ->
 
 
 def _table(doc: dict[str, Any]) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
+    """Everything shown is literal text (`plain`): ids, errors and reasons come from the
+    cluster and the journal and may hold Rich markup, ANSI escapes or megabytes."""
     import sys
+
+    from rich.console import Console
+    from rich.text import Text
+
+    from controller.render import PlainTable, plain
 
     console = Console(width=None if sys.stdout.isatty() else 160)
     if "leader" in doc:
         from controller.production import status_lines
 
         for line in status_lines(doc):
-            console.print(line, markup=False, highlight=False)
+            console.print(plain(line), highlight=False)
     plan = doc["plan"]
     if plan is None:
-        console.print(f"journal {doc['journal']}: no plan yet")
+        console.print(plain(f"journal {doc['journal']}: no plan yet"))
         return
     committed = "committed" if plan["committed"] else "not committed"
-    console.print(f"[bold]plan {plan['plan_id']}[/bold] ({plan['policy']}, cluster {plan['cluster']}): "
-                  f"{plan['state']}, phase {plan['phase']}, {committed}")
+    console.print(Text.assemble(
+        (f"plan {plain(plan['plan_id'], limit=200)}", "bold"),
+        plain(f" ({plan['policy']}, cluster {plan['cluster']}): "
+              f"{plan['state']}, phase {plan['phase']}, {committed}")))
     if plan["reason"]:
-        console.print(f"  why: {plan['reason']}")
+        console.print(Text.assemble("  why: ", plain(plan["reason"])))
     if plan["error"]:
-        console.print(f"  [red]stopped: {plan['error']}[/red]")
-    table = Table(show_lines=False)
+        console.print(Text.assemble("  ", plain(f"stopped: {plan['error']}", style="red")))
+    table = PlainTable(show_lines=False)
     for col in ("#", "op", "what", "state", "sub-state", "tries", "note / error"):
         table.add_column(col)
     for s in doc["actions"]:
@@ -78,16 +94,16 @@ def _table(doc: dict[str, Any]) -> None:
         }.get(s["op"], f"{s.get('node')}" + (f" ({s['instance_id']})" if s.get("instance_id") else ""))
         idx = str(s["idx"]) if s.get("parent") is None else f"  {s['idx']}<{s['parent']}"
         op = s["op"] if s.get("parent") is None else f"{s['op']} ({s.get('cause', '')})"
-        style = _STATE_STYLE.get(s["state"], "")
-        state = f"[{style}]{s['state']}[/{style}]" if style else s["state"]
+        state = plain(s["state"], style=_STATE_STYLE.get(s["state"], ""))
         table.add_row(idx, op, what, state, s.get("sub_state") or "", str(s.get("attempts", 0)),
                       s.get("error") or s.get("note") or "")
     console.print(table)
     if doc["errors"]:
-        console.print("[bold]last errors[/bold]")
+        console.print(Text("last errors", style="bold"))
         for e in doc["errors"]:
             where = f"step {e['idx']}: " if e.get("idx") is not None else ""
-            console.print(f"  t={e['at']:.0f} {where}{e['message']}")
+            at = e["at"] if isinstance(e["at"], int | float) else float("nan")
+            console.print(plain(f"  t={at:.0f} {where}{e['message']}"))
 
 
 @click.command(name="status")
@@ -117,12 +133,20 @@ def command(journal_file: str | None, config_file: str | None, plan_id: str | No
         raise BadInput(config_file or path, field, f"an existing metctl journal ({err})") from None
     try:
         doc = gather(journal, plan_id, errors=n_errors)
+    except BadInput:
+        raise
+    except (sqlite3.DatabaseError, TypeError, KeyError, IndexError, ValueError, AttributeError) as err:
+        # A corrupted journal (malformed pages, a NULL plan_json, a dropped column, text where
+        # numbers belong): name the journal, exit 2 — never a bare message and exit 1.
+        raise BadInput(path, "", f"an intact metctl journal ({type(err).__name__}: "
+                       f"{' '.join(str(err).split())[:200]})") from None
     finally:
         journal.close()
     from controller.production import status_of  # leader (ZooKeeper) and last decision
 
     doc.update(status_of(config, journal_path=path))
     if fmt == "json":
-        click.echo(json.dumps(doc, indent=2, sort_keys=True))
+        # Strict JSON: NaN/Infinity (not JSON) become null, like `plan --format json`.
+        click.echo(json.dumps(_finite(doc), indent=2, sort_keys=True, allow_nan=False))
     else:
         _table(doc)

@@ -10,7 +10,8 @@ import time
 args = dict(a.split("=", 1) for a in sys.argv[1:])
 with open("seen.json", "w") as fh:
     json.dump({"argv": sys.argv[1:], "cwd": os.getcwd(), "env": {k: v for k, v in os.environ.items()
-                                                               if k.startswith("METCTL_NODE_")}}, fh)
+                                                               if k.startswith("METCTL_NODE_")},
+               "env_keys": sorted(os.environ)}, fh)
 if args.get("ignore_term") == "1":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 else:

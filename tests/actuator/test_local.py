@@ -72,6 +72,28 @@ def test_launch_two_nodes_with_their_own_ports_settings_and_env(tmp_path):
         assert d.wait_gone(a) and d.wait_gone(b)
 
 
+def test_a_node_gets_a_minimal_environment_and_private_files(tmp_path, monkeypatch):
+    # Nodes inherited the controller's whole environment: its cloud credentials were readable
+    # in /proc/PID/environ; node directories were 0755 and their files 0644.
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws-secret-x")
+    monkeypatch.setenv("OS_PASSWORD", "os-password-x")
+    monkeypatch.setenv("SOME_OTHER_SETTING", "y")
+    d = local(tmp_path)
+    a = d.launch("write", "#cloud-config\n", {TAG_LAUNCH: "p/0/1"})
+    try:
+        seen_file = d.root / a / "seen.json"
+        wait_for(lambda: seen_file.exists() and seen_file.read_text().endswith("}") and seen_file)
+        keys = set(json.loads(seen_file.read_text())["env_keys"])
+        assert not {"AWS_SECRET_ACCESS_KEY", "OS_PASSWORD", "SOME_OTHER_SETTING"} & keys
+        assert "PATH" in keys and "METCTL_NODE_NAME" in keys
+        assert oct(os.stat(d.root / a).st_mode & 0o777) == oct(0o700)
+        for name in ("user-data", "profile.json", "node.json", "node.log"):
+            assert oct(os.stat(d.root / a / name).st_mode & 0o777) == oct(0o600), name
+    finally:
+        d.terminate(a)
+        assert d.wait_gone(a)
+
+
 def test_a_freed_slot_is_reused_and_a_node_not_listening_is_booting(tmp_path):
     d = local(tmp_path, listen=False, ready_port=True)
     a = d.launch("read", "", {})

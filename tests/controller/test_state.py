@@ -22,7 +22,8 @@ memories = st.builds(
     step=st.integers(1, 2**40),
     first_decision_done=st.booleans(),
     history=st.lists(st.tuples(st.text(min_size=1, max_size=20),
-                               st.floats(allow_nan=False, allow_infinity=False)),
+                               # metctl refuses numbers beyond ±1e15 in every document it reads
+                               st.floats(-1e15, 1e15)),
                      max_size=8).map(tuple),
 )
 
@@ -105,3 +106,27 @@ def test_a_directory_is_not_a_state_file(tmp_path):
     with pytest.raises(BadInput) as info:
         read_memory(tmp_path)
     assert "directory" in info.value.expected
+
+
+def test_leftovers_of_a_killed_writer_are_removed_but_young_ones_kept(tmp_path):
+    import os
+    import time as _time
+
+    from controller.state import STALE_TMP_S
+    state = tmp_path / "m.json"
+    old = tmp_path / ".m.json.abc123.tmp"
+    young = tmp_path / ".m.json.def456.tmp"
+    for f in (old, young):
+        f.write_text("{")
+    past = _time.time() - STALE_TMP_S - 5
+    os.utime(old, (past, past))
+    write_memory(state, DecisionMemory(step=3))
+    assert not old.exists() and young.exists() and read_memory(state).step == 3
+
+
+@pytest.mark.parametrize("text", ["null", '{"version": 1, "step": 2, "step": 5}', "[]", '"x"'])
+def test_null_duplicates_and_non_objects_are_refused_never_a_reset(tmp_path, text):
+    state = tmp_path / "m.json"
+    state.write_text(text)
+    with pytest.raises(BadInput, match="m.json"):
+        read_memory(state)

@@ -300,3 +300,21 @@ def test_discovered_servers_are_polled_too_and_each_server_only_once(jmx_server)
     only_configured = HBaseJmxSource(cfg, discover=broken).sample()
     assert {p.id for p in only_configured.partitions} == user_regions(regions_bean("rs1"))
     assert any("discovery failed" in e and "gateway gone" in e for e in only_configured.errors)
+
+
+def test_a_dripping_server_is_cut_at_the_total_deadline(jmx_server):
+    # One byte every 0.05 s: every read is well within the timeout, the response never is.
+    s = serve(jmx_server, "rs1")
+    s.drip_s = 0.05
+    sample = HBaseJmxSource(settings(s.url, hbase_jmx_timeout_s=0.5)).sample()
+    assert sample.partitions == () and "not complete within 0.5 s" in sample.errors[0]
+
+
+def test_redirects_are_refused_not_followed(jmx_server):
+    target = serve(jmx_server, "rs2")
+    s = serve(jmx_server, "rs1")
+    s.redirect_to = f"{target.url}/jmx"
+    before = target.requests
+    sample = HBaseJmxSource(settings(s.url, hbase_jmx_timeout_s=2)).sample()
+    assert sample.partitions == () and "302" in sample.errors[0] and "not followed" in sample.errors[0]
+    assert target.requests == before

@@ -1,0 +1,313 @@
+"""The one reader of user files: bounded reads (regular files only, a byte limit whatever the
+file claims to be) and the YAML/JSON loader with depth, number-length and duplicate-key checks
+done before or while parsing, so hostile input ends in one BadInput line, never a hang, an
+out-of-memory kill or a crash inside libyaml.
+
+- `read_bytes(path, limit)`   at most `limit` bytes of a regular file (devices, FIFOs refused)
+- `read_text(path, limit)`    the same, decoded as UTF-8
+- `parse_json(text, file)`    strict JSON (no NaN/Infinity, no duplicate keys, bounded depth)
+- `load_document(path)`       a YAML or JSON file (JSON when it ends in .json) as a Document
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from common.errors import BadInput
+
+# Size limits per format (docs/input-limits.md). JSON parses at ~5 bytes of memory per byte of
+# text, so 512 MiB (a 10,000-node, million-partition snapshot is ~250 MB) stays under ~3 GB.
+# YAML keeps a node tree for line numbers and costs ~45 bytes per byte (a 200 MB YAML file took
+# > 9 GB): 16 MiB stays under ~1 GB; larger snapshots belong in JSON.
+MAX_JSON_BYTES = 512 << 20
+MAX_YAML_BYTES = 16 << 20
+# Small files metctl itself writes and reads back (the decision memory, node records).
+MAX_SMALL_BYTES = 16 << 20
+# Deepest nesting accepted; metctl's documents nest at most ~6 levels. libyaml's composer
+# recursed into a segfault at ~25,000 levels, Python's json into RecursionError at ~1,000.
+MAX_DEPTH = 100
+# Longest run of digits accepted in a number (Python refuses ints over 4,300 digits, slowly).
+MAX_NUMBER_DIGITS = 100
+
+# Back-compatible name: the largest document of any format.
+MAX_DOCUMENT_BYTES = MAX_JSON_BYTES
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n} bytes"
+
+
+def read_bytes(path: str | Path, limit: int, what: str = "a file") -> bytes:
+    """At most `limit` bytes of the regular file `path`; BadInput otherwise.
+
+    The limit is enforced on what is read, not on st_size (0 for /dev/zero); FIFOs, devices
+    and sockets are refused before any read (a FIFO would block forever)."""
+    file = str(path)
+    try:
+        st = os.stat(path)
+        if stat.S_ISDIR(st.st_mode):
+            raise BadInput(file, "", f"{what}, not a directory")
+        if not stat.S_ISREG(st.st_mode):
+            raise BadInput(file, "", f"{what} (a regular file, not a device, FIFO or socket)")
+        # O_NONBLOCK: should a FIFO replace the file between stat and open, open won't block.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise BadInput(file, "", f"{what} (a regular file, not a device, FIFO or socket)")
+            if st.st_size > limit:
+                raise BadInput(file, "", f"{what} of at most {_size(limit)} "
+                               f"(this one has {st.st_size} bytes)")
+            chunks: list[bytes] = []
+            total = 0
+            while total <= limit:
+                chunk = os.read(fd, min(1 << 24, limit + 1 - total))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                total += len(chunk)
+            if total > limit:
+                raise BadInput(file, "", f"{what} of at most {_size(limit)} (it grew past it)")
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
+    except FileNotFoundError:
+        raise BadInput(file, "", f"{what} that exists and is readable (no such file)") from None
+    except PermissionError:
+        raise BadInput(file, "", f"{what} that is readable (permission denied)") from None
+    except IsADirectoryError:
+        raise BadInput(file, "", f"{what}, not a directory") from None
+    except OSError as err:
+        raise BadInput(file, "", f"{what} that is readable ({err.strerror or type(err).__name__})") from None
+
+
+def read_text(path: str | Path, limit: int, what: str = "a file") -> str:
+    """read_bytes decoded as UTF-8 (BadInput naming the first bad byte)."""
+    data = read_bytes(path, limit, what)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise BadInput(str(path), f"byte {err.start}", "UTF-8 text") from None
+
+
+@dataclass(frozen=True)
+class Document:
+    """A parsed user file: the data, and (for YAML) the node tree to find a field's line."""
+
+    file: str
+    data: Any
+    root: yaml.Node | None = None
+
+    def line_of(self, loc: Sequence[str | int]) -> int | None:
+        """1-based line of the value at `loc` (keys and list indices), or of its nearest parent."""
+        node, line = self.root, None
+        for key in loc:
+            if node is None:
+                break
+            line = node.start_mark.line + 1
+            if isinstance(node, yaml.MappingNode) and isinstance(key, str):
+                node = next((v for k, v in node.value
+                             if isinstance(k, yaml.ScalarNode) and k.value == key), None)
+                if node is None:  # an unknown key is reported at its parent's line
+                    break
+            elif isinstance(node, yaml.SequenceNode) and isinstance(key, int):
+                node = node.value[key] if 0 <= key < len(node.value) else None
+            else:
+                node = None
+        if node is not None:
+            line = node.start_mark.line + 1
+        return line
+
+
+# ---------------------------------------------------------------- limits checked before parsing
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_LONG_DIGITS = re.compile(r"[0-9][0-9_]{%d,}" % MAX_NUMBER_DIGITS)
+
+
+def _line_at(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+def _check_digits(file: str, text: str) -> None:
+    m = _LONG_DIGITS.search(text)
+    if m:
+        raise BadInput(file, f"line {_line_at(text, m.start())}",
+                       f"numbers of at most {MAX_NUMBER_DIGITS} digits")
+
+
+def _check_json_limits(file: str, text: str) -> None:
+    """Depth and number length of JSON text, in C-speed passes over the text."""
+    opens = text.count("[") + text.count("{")
+    long_digits = _LONG_DIGITS.search(text) is not None
+    if opens <= MAX_DEPTH and not long_digits:
+        return  # cannot nest deeper than it has brackets
+    bare = _JSON_STRING.sub('""', text)  # brackets and digits inside strings do not count
+    if long_digits:
+        _check_digits(file, bare)
+    if opens <= MAX_DEPTH:
+        return
+    raw = np.frombuffer(bare.encode("utf-8", errors="replace"), dtype=np.uint8)
+    idx = np.flatnonzero((raw == 91) | (raw == 123) | (raw == 93) | (raw == 125))
+    if idx.size == 0:
+        return
+    kind = raw[idx]
+    depth = np.cumsum(np.where((kind == 91) | (kind == 123), 1, -1).astype(np.int32))
+    deepest = int(depth.max())
+    if deepest > MAX_DEPTH:
+        raise BadInput(file, "", f"JSON nested at most {MAX_DEPTH} levels deep "
+                                 f"(this one nests {deepest})")
+
+
+def _check_yaml_depth(file: str, text: str) -> None:
+    """Walk libyaml's events (its parser keeps explicit stacks) and stop at the first level
+    past MAX_DEPTH, before the recursive composer could overflow the C stack."""
+    loader = _SafeLoader(text)
+    depth = 0
+    try:
+        while True:
+            event = loader.get_event()
+            if event is None or isinstance(event, yaml.StreamEndEvent):
+                return
+            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise BadInput(file, f"line {event.start_mark.line + 1}",
+                                   f"YAML nested at most {MAX_DEPTH} levels deep")
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                depth -= 1
+    finally:
+        loader.dispose()
+
+
+# ---------------------------------------------------------------- parsing
+
+# libyaml's loader when PyYAML was built with it (several times faster on big snapshots).
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _json_constant(name: str) -> float:
+    # Python's json accepts NaN/Infinity, which are not JSON: refuse them at the source.
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # JSON parsers keep the last of two equal keys; a snapshot with two `nodes` is a mistake.
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError(f"key {dup!r} appears twice in one object")
+    return obj
+
+
+def _json_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):  # 1e999 parses to inf: refuse, as NaN is
+        raise ValueError(f"{text[:20]} overflows a float")
+    return value
+
+
+def _nan(name: str) -> float:
+    return float("nan")
+
+
+def parse_json(text: str, file: str, expected: str = "valid JSON", *,
+               nan_to_model: bool = False) -> Any:
+    """Strict JSON: no NaN/Infinity or overflowing floats, no duplicate keys, bounded depth and
+    number length. BadInput names the line and column of a syntax error.
+
+    nan_to_model: NaN/Infinity/overflow become float NaN for a model with allow_inf_nan=False
+    to refuse, naming the field."""
+    _check_json_limits(file, text)
+    try:
+        return json.loads(text, parse_constant=_nan if nan_to_model else _json_constant,
+                          parse_float=float if nan_to_model else _json_float,
+                          object_pairs_hook=_json_object)
+    except BadInput:
+        raise
+    except json.JSONDecodeError as err:
+        raise BadInput(file, f"line {err.lineno}, column {err.colno}",
+                       f"{expected} ({err.msg})") from None
+    except RecursionError:
+        raise BadInput(file, "", f"{expected} (nested too deeply)") from None
+    except ValueError as err:
+        raise BadInput(file, "", f"{expected} ({err})") from None
+
+
+def parse_yaml(text: str, file: str) -> Document:
+    """YAML with a node tree for line numbers; duplicate keys, deep nesting and long numbers
+    refused before construction."""
+    _check_digits(file, text)
+    try:
+        _check_yaml_depth(file, text)
+        # One pass: compose the node tree (kept for line numbers), then build the data from it.
+        loader = _SafeLoader(text)
+        try:
+            root = loader.get_single_node()
+            if root is not None:  # before construction, which flattens merge keys in place
+                _refuse_duplicate_keys(file, root)
+            data = loader.construct_document(root) if root is not None else None
+        finally:
+            loader.dispose()
+    except BadInput:
+        raise
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = err.problem or err.context or "syntax error"
+        raise BadInput(file, where, f"valid YAML ({problem})") from None
+    except yaml.YAMLError as err:
+        raise BadInput(file, "", f"valid YAML ({err})") from None
+    except RecursionError:
+        raise BadInput(file, "", "valid YAML (nested too deeply)") from None
+    except (ValueError, OverflowError) as err:  # e.g. an int constructor refusing its digits
+        raise BadInput(file, "", f"valid YAML ({err})") from None
+    return Document(file, data, root)
+
+
+def load_document(path: str | Path) -> Document:
+    """Read a YAML or JSON file (JSON when it ends in .json). Syntax errors name the line."""
+    file = str(path)
+    if file.lower().endswith(".json"):
+        text = read_text(path, MAX_JSON_BYTES, "a JSON document")
+        return Document(file, parse_json(text, file))
+    return parse_yaml(read_text(path, MAX_YAML_BYTES, "a YAML document"), file)
+
+
+def _refuse_duplicate_keys(file: str, root: yaml.Node) -> None:
+    """YAML lets a later `policy:` silently replace an earlier one; an operator never means that."""
+    stack: list[tuple[yaml.Node, str]] = [(root, "")]
+    seen_nodes: set[int] = set()  # aliases share nodes (and may be recursive): visit each once
+    while stack:
+        node, path = stack.pop()
+        if id(node) in seen_nodes:
+            continue
+        seen_nodes.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[str, int] = {}
+            for key, value in node.value:
+                name = key.value if isinstance(key, yaml.ScalarNode) else None
+                child = f"{path}.{name}" if path else str(name)
+                if name is not None and key.tag != "tag:yaml.org,2002:merge":
+                    if name in seen:
+                        raise BadInput(file, f"{child} (line {key.start_mark.line + 1})",
+                                       f"each key once (also on line {seen[name]})")
+                    seen[name] = key.start_mark.line + 1
+                stack.append((value, child))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, f"{path}[{i}]") for i, item in enumerate(node.value))
+
+
+__all__ = ["BadInput", "Document", "load_document", "parse_json", "parse_yaml", "read_bytes",
+           "read_text", "MAX_JSON_BYTES", "MAX_YAML_BYTES", "MAX_SMALL_BYTES", "MAX_DEPTH",
+           "MAX_NUMBER_DIGITS", "MAX_DOCUMENT_BYTES"]
