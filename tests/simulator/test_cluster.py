@@ -99,8 +99,9 @@ def test_actions_cost_capacity(sim_cluster):
     for r in range(len(busy.region_ids)):
         busy.compact(r)
     busy.run_until(200)
-    # compacting everything at once loads the disks: fewer operations in the same window
-    assert np.array(busy.rec_ops)[110:200].sum() < np.array(base.rec_ops)[110:200].sum()
+    # compacting everything at once (each region takes ~5 s) takes CPU and disk: fewer
+    # operations while it runs
+    assert np.array(busy.rec_ops)[100:105].sum() < 0.99 * np.array(base.rec_ops)[100:105].sum()
 
 
 def test_cpu_and_io_follow_the_work(sim_cluster):
