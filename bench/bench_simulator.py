@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from controller.config import MetctlConfig  # noqa: E402
 from controller.report import summarize  # noqa: E402
 from simulator.cluster import SimCluster  # noqa: E402
-from simulator.harness import build_run  # noqa: E402
+from controller.harness import build_run  # noqa: E402
 from simulator.scenario import load_scenario, scenario_from_dict  # noqa: E402
 from simulator.settings import ProfileSettings, SimulatorSettings  # noqa: E402
 

@@ -39,6 +39,7 @@ class Series:
     t: np.ndarray  # s
     ops: np.ndarray  # (steps, workloads) operations in the step
     latency_ms: np.ndarray  # mean response time over all operations in the step
+    latency_wl_ms: np.ndarray  # (steps, workloads) each workload's own mean response time
     vms: np.ndarray  # VMs billed
     servers: np.ndarray  # RegionServers serving
     busy: np.ndarray  # bool: a plan was being carried out
@@ -51,15 +52,30 @@ class Series:
 
 
 def series_of(run: Any) -> Series:
-    c = run.cluster
-    t = np.asarray(c.rec_t, dtype=float)
-    busy = np.zeros(t.size, dtype=bool)
+    r = run.cluster.recording()
+    busy = np.zeros(r.t.size, dtype=bool)
     for a, b in run.recorder.busy_intervals:
-        busy |= (t >= a) & (t < b)
-    ops = np.asarray(c.rec_ops, dtype=float).reshape(t.size, len(c.wl_names))
-    return Series(t=t, ops=ops, latency_ms=np.asarray(c.rec_latency_ms, dtype=float),
-                  vms=np.asarray(c.rec_vms, dtype=float), servers=np.asarray(c.rec_servers, dtype=float),
-                  busy=busy, dt=c.settings.tick_s, workloads=list(c.wl_names))
+        busy |= (r.t >= a) & (r.t < b)
+    return Series(t=r.t, ops=r.ops, latency_ms=r.latency_ms, latency_wl_ms=r.latency_wl_ms, vms=r.vms,
+                  servers=r.servers, busy=busy, dt=r.tick_s, workloads=list(r.workloads))
+
+
+def tenant_slo_windows(s: Series, slo_ms: float, interval_s: float) -> dict[str, int]:
+    """Per workload, the windows of `interval_s` in which ITS OWN mean response time (weighted
+    by its operations) exceeds the SLO; a window where it completed nothing does not count.
+    (Averaging over all tenants lets fast writes hide a slow tenant.)"""
+    per = max(1, int(round(interval_s / s.dt)))
+    n = s.t.size // per
+    out: dict[str, int] = {}
+    if n == 0:
+        return {w: 0 for w in s.workloads}
+    ops = s.ops[: n * per].reshape(n, per, -1)
+    lat = s.latency_wl_ms[: n * per].reshape(n, per, -1)
+    done = ops.sum(axis=1)
+    mean = np.where(done > 0, (ops * lat).sum(axis=1) / np.maximum(done, 1e-12), 0.0)
+    for i, w in enumerate(s.workloads):
+        out[w] = int(((mean[:, i] > slo_ms) & (done[:, i] > 0)).sum())
+    return out
 
 
 def slo_scores(s: Series, slo_ms: float, interval_s: float) -> dict[str, float]:
@@ -175,6 +191,7 @@ def summarize(run: Any, policy: str, *, seed: int | None = None) -> dict[str, An
     scale_outs = [(d.t, d.current, d.target) for d in rec.decisions if d.plan_id and d.delta > 0]
     plan_ends = [t for t, ev, _ in rec.plan_events if ev != "submitted"]
     slo = slo_scores(s, sc.slo_latency_ms, sc.slo_interval_s)
+    by_tenant = tenant_slo_windows(s, sc.slo_latency_ms, sc.slo_interval_s)
     ends = [e for e in rec.plan_events]
     return {
         "scenario": sc.name,
@@ -197,6 +214,8 @@ def summarize(run: Any, policy: str, *, seed: int | None = None) -> dict[str, An
         "holds": dict(sorted(holds.items())),
         "slo_latency_ms": sc.slo_latency_ms,
         "slo_interval_s": sc.slo_interval_s,
+        "slo_violation_tenant_windows": int(sum(by_tenant.values())),
+        "slo_violation_windows_by_workload": by_tenant,
         "slo_violation_intervals": slo["intervals"],
         "slo_violation_magnitude": slo["magnitude_ms"],
         "slo_violation_intervals_during_actions": slo["intervals_during_actions"],
@@ -340,3 +359,27 @@ def _clean(x: Any) -> Any:
     if isinstance(x, np.generic):
         return _clean(x.item())
     return x
+
+
+def plot_frontier(front: dict[str, Any], path: Path, title: str) -> Path:
+    """The static sizes (node-minutes, operations), their upper hull and each policy's runs."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 5))
+    xs = [r["node_minutes"] for r in front["sizes"]]
+    ys = [r["ops"] / 1e6 for r in front["sizes"]]
+    ax.scatter(xs, ys, color="black", zorder=3, label="static, fixed size (mean over seeds)")
+    for r in front["sizes"]:
+        ax.annotate(f"{r['size']}", (r["node_minutes"], r["ops"] / 1e6), textcoords="offset points", xytext=(4, -10), fontsize=8)
+    hull = front["hull"]
+    ax.plot([p[0] for p in hull], [p[1] / 1e6 for p in hull], color="grey", lw=1.2, label="frontier (upper hull)")
+    for name, pol in front.get("policies", {}).items():
+        ax.scatter([s["node_minutes"] for s in pol["per_seed"]], [s["ops"] / 1e6 for s in pol["per_seed"]],
+                   marker="x", s=50, label=name)
+    ax.set_xlabel("node-minutes")
+    ax.set_ylabel("operations (M)")
+    ax.set_title(f"{title}: fixed-size frontier")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path

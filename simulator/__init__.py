@@ -8,5 +8,6 @@
     adapters.py  the cluster behind monitor.source.MetricsSource and the actuator's
                  InfrastructureDriver / DataStoreDriver protocols, plus a clock whose sleep
                  advances the simulation
-    harness.py   the cluster wired to the real collector, executor and control loop
+The harness that wires the cluster to the real collector, executor and control loop is
+controller/harness.py (simulator/ imports nothing from controller/).
 """

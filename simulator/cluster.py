@@ -69,6 +69,34 @@ class Transfer:
     batch: bool  # parallel mode: served only when every copy to the target has arrived
 
 
+@dataclass(frozen=True)
+class Recording:
+    """What a run recorded, one row per step (the report's input)."""
+
+    t: np.ndarray  # s, step start
+    ops: np.ndarray  # (steps, workloads) operations completed in the step
+    latency_ms: np.ndarray  # mean response time over all operations in the step
+    latency_wl_ms: np.ndarray  # (steps, workloads) each workload's mean response time
+    vms: np.ndarray  # VMs billed (booting, running or stopping)
+    servers: np.ndarray  # RegionServers serving
+    tick_s: float
+    workloads: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NodeView:
+    """One VM as the live view shows it."""
+
+    host: str
+    profile: str
+    state: str  # the RegionServer's state once the VM runs, else the VM's
+    cpu: float  # gmond-window means; NaN before the first report
+    io_wait: float
+    memory: float
+    regions: int
+    ops_per_s: float
+
+
 @dataclass
 class Event:
     """Something the simulation records (for the report and the live view)."""
@@ -111,6 +139,7 @@ class SimCluster:
         self.transfers: list[Transfer] = []
         self.compactions: dict[int, tuple[int, float]] = {}  # region -> (node, remaining MiB)
         self._q: np.ndarray | None = None
+        self._disk_queue = np.zeros(0)
         self._q_key: tuple | None = None
         # recorded series (one entry per step)
         self.rec_t: list[float] = []
@@ -181,7 +210,11 @@ class SimCluster:
         self.reg_reads = np.zeros(n)
         self.reg_writes = np.zeros(n)
         self.reg_scans = np.zeros(n)
-        self.reg_written_at_nodes = np.full(n, 0)  # node count when the data was written
+        # Nodes in the cluster when the data was written: its replicas are spread over them
+        # (MET §6.4: the initial state has 100 % locality on the initial nodes).
+        self.reg_written_at_nodes = np.full(n, self.scenario.initial_nodes)
+        self.reg_opened_at = np.full(n, -np.inf)  # when it last opened on a cold cache
+        self.reg_mem_hit = np.ones(n)  # reads served from block cache or page cache (no disk)
 
     def _new_node(self, profile: str, *, managed: bool, boot: bool, tags: dict | None = None) -> SimNode:
         self._counter += 1
@@ -350,8 +383,9 @@ class SimCluster:
         for i, sl in enumerate(self.scenario.launches):
             if i not in self._scripted_done and self.t >= sl.at_s:
                 self._scripted_done.add(i)
+                # The balancer's switch is left as the policy's driver calls set it: a node
+                # joining while it is on is balanced at once (see _fire_events).
                 self.launch(sl.profile, {TAG_MANAGED: "true", TAG_CLUSTER: self.cluster, TAG_PROFILE: sl.profile})
-                self.balancer_on = True  # the outside controller relies on the store's balancer
         self._fire_events()
         bg_cpu, bg_disk = self._background(dt)
         if self.t >= self._next_cache:
@@ -397,7 +431,7 @@ class SimCluster:
             tgt = int(self.reg_open_target[r])
             if tgt >= 0 and self.nodes[tgt].rs_state == "active":
                 loc = self._locality_on(int(r), tgt) if self.transfer_mode == "none" else self.reg_locality[r]
-                self.reg_warmth[r] = 0.0
+                self.reg_opened_at[r] = self.t
                 self._open(int(r), tgt, locality=loc)
             elif tgt >= 0 and self.nodes[tgt].rs_state == "restarting":
                 continue  # opens when the restart ends
@@ -407,7 +441,7 @@ class SimCluster:
                     continue
                 counts = [int(np.sum(self.reg_assigned == n.index)) for n in live]
                 node = live[int(np.argmin(counts))].index
-                self.reg_warmth[r] = 0.0
+                self.reg_opened_at[r] = self.t
                 self._open(int(r), node, locality=self._locality_on(int(r), node))
         if self.balancer_on and (joined_now or self.t >= self._next_balance):
             self._balance()
@@ -507,6 +541,26 @@ class SimCluster:
         self.log("move", f"{self.region_ids[r][:8]} -> {self.nodes[tr.target].host} (copied)")
 
     # ------------------------------------------------------------------ capacity
+    def _datanode_shares(self, server: np.ndarray, home: np.ndarray) -> np.ndarray:
+        """For regions served by `server` (node indices), the share of their remote block reads
+        each node's DataNode serves. Replication 2 (MET §6.4): one replica on the node that
+        wrote the data (its home), the other on another node; the HDFS client reads either, so
+        half goes to the home and half is spread over the other live DataNodes (which one holds
+        the second replica is not tracked). A home that is gone or is the server itself leaves
+        everything to the others."""
+        k = len(self.nodes)
+        alive = np.array([n.vm_state == "running" for n in self.nodes], dtype=bool)
+        others = (alive[None, :] & (np.arange(k)[None, :] != server[:, None])).astype(float)
+        rows = others.sum(axis=1)
+        others = np.where(rows[:, None] > 0, others / np.maximum(rows[:, None], 1.0), 0.0)
+        none_left = rows == 0
+        others[none_left, server[none_left]] = 1.0  # no other DataNode: the only copy is here
+        home_ok = (home >= 0) & (home != server) & alive[np.maximum(home, 0)] & ~none_left
+        share = others * np.where(home_ok, 0.5, 1.0)[:, None]
+        rows_i = np.where(home_ok)[0]
+        share[rows_i, home[rows_i]] += 0.5
+        return share
+
     def _node_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         prof = self.settings.profiles
         cache = np.array([prof[n.profile].block_cache_share for n in self.nodes])
@@ -546,11 +600,27 @@ class SimCluster:
         seg_rate = np.concatenate([hot_rate[idx], cold_rate[idx]]) + 1e-9
         cache_blocks = h.heap_mb * cache * 1024.0 / np.maximum(block, 1e-9)
         hit = capacity.che_hit_ratios(seg_node, seg_blocks, seg_rate, cache_blocks)
+        age = self.t - self.reg_opened_at[idx]
+        warm = capacity.che_hit_ratios(seg_node, seg_blocks, seg_rate, cache_blocks,
+                                       seg_age_s=np.concatenate([age, age]))
         m = idx.size
-        hit_hot, hit_cold = hit[:m], hit[m:]
         hr = self.reg_hot_req[idx]
-        self.reg_hit[idx] = hr * hit_hot + (1.0 - hr) * hit_cold
-        self.reg_cached_kb[idx] = (hot_blocks * hit_hot + cold_blocks * hit_cold) * b
+        steady = hr * hit[:m] + (1.0 - hr) * hit[m:]
+        now = hr * warm[:m] + (1.0 - hr) * warm[m:]
+        self.reg_hit[idx] = steady
+        # warmth: the share of the steady-state hit ratio reached since the region opened
+        self.reg_warmth[idx] = np.where(steady > 0, np.minimum(1.0, now / np.maximum(steady, 1e-12)), 1.0)
+        self.reg_cached_kb[idx] = (hot_blocks * hit[:m] + cold_blocks * hit[m:]) * b
+        # A block the block cache misses is read through the DataNode from its files, and
+        # Linux keeps recently read file pages in the page cache (HDFS does not bypass it), so
+        # it costs a disk read only when it is in neither. Both are LRU-like and see the same
+        # reference stream, so memory hits are approximated as one LRU of both sizes (Che
+        # again; an exclusive-hierarchy approximation); the page cache is the RAM left after
+        # the heap and os_mb, and starts empty like the block cache.
+        page_blocks = max(h.ram_mb - h.heap_mb - h.os_mb, 0.0) * 1024.0 / np.maximum(block, 1e-9)
+        mem = capacity.che_hit_ratios(seg_node, seg_blocks, seg_rate, cache_blocks + page_blocks,
+                                      seg_age_s=np.concatenate([age, age]))
+        self.reg_mem_hit[idx] = hr * mem[:m] + (1.0 - hr) * mem[m:]
 
     def _solve(self, bg_cpu: np.ndarray, bg_disk: np.ndarray):
         c = self.settings.costs
@@ -562,8 +632,7 @@ class SimCluster:
         served = self.reg_server >= 0
         node = np.where(served, self.reg_server, 0)
         b = block[node]
-        hit = np.clip(self.reg_hit * self.reg_warmth, 0.0, 1.0)
-        miss = 1.0 - hit
+        miss = 1.0 - np.clip(self.reg_mem_hit, 0.0, 1.0)  # block reads that go to a disk
         g_cpu = capacity.get_cpu_ms(b, c)
         s_cpu = capacity.scan_cpu_ms(b, c)
         s_blocks = capacity.scan_blocks(b, c)
@@ -581,8 +650,15 @@ class SimCluster:
         sh = self.reg_share
         si = self.reg_ins
         cpu_r = sh * (fr * g_cpu + fs * s_cpu + fu * c.put_cpu_ms) + si * fi * c.put_cpu_ms
-        disk_r = sh * (fr * miss * miss_ms + fs * miss * s_blocks * miss_ms + fu * p_disk) + si * fi * p_disk
-        remote_r = sh * (fr + fs * s_blocks) * miss * (1.0 - self.reg_locality) * (
+        read_disk_r = sh * (fr + fs * s_blocks) * miss * miss_ms
+        loc = np.clip(self.reg_locality, 0.0, 1.0)
+        # a missed block that is local is read from this node's disk; one that is not is read
+        # by the DataNode holding a replica (its disk, its io_wait), while the RegionServer's
+        # handler waits on the network (not iowait).
+        disk_r = read_disk_r * loc + sh * fu * p_disk + si * fi * p_disk
+        remote_disk_r = read_disk_r * (1.0 - loc)
+        bc_miss = 1.0 - np.clip(self.reg_hit * self.reg_warmth, 0.0, 1.0)  # leave the RegionServer
+        remote_r = sh * (fr + fs * s_blocks) * bc_miss * (1.0 - self.reg_locality) * (
             c.remote_read_extra_ms + b / 1024.0 / h.network_mb_s * 1000.0)
         weight_r = sh * (1.0 - fi) + si * fi  # fraction of the class's requests hitting region r
         # offline regions: requests wait until they open (delay)
@@ -594,7 +670,14 @@ class SimCluster:
         if k:
             np.add.at(D_cpu, (cls[served], node[served]), cpu_r[served])
             np.add.at(D_disk, (cls[served], node[served]), disk_r[served])
-        Z = np.full(nw, h.network_rtt_ms)
+            remote = served & (remote_disk_r > 0)
+            if remote.any():
+                share = self._datanode_shares(node[remote], self.reg_home[remote])
+                np.add.at(D_disk, cls[remote], remote_disk_r[remote, None] * share)
+        # Delays per request: a LAN round trip and the server's floor per RPC (a
+        # read-modify-write is two RPCs), and the WAL pipeline acknowledgement per put.
+        rpcs = 1.0 + self.p_rmw
+        Z = rpcs * (h.network_rtt_ms + c.rpc_floor_ms) + (self.p_update + self.p_rmw + self.p_insert) * c.wal_sync_ms
         np.add.at(Z, cls[served], remote_r[served])
         np.add.at(Z, cls[~served], (weight_r * wait_r)[~served])
         # capacity taken by background work stretches the demand (fewer cycles left)
@@ -602,11 +685,14 @@ class SimCluster:
             D_cpu = D_cpu / (1.0 - bg_cpu[None, :k])
             D_disk = D_disk / (1.0 - bg_disk[None, :k])
         m = h.cores
+        # Client machines: multi-core stations like the nodes' CPUs, demand per operation type.
+        mc = c.client_cores
         D_client = np.zeros((nw, len(self.client_hosts)))
-        D_client[np.arange(nw), self.wl_client] = 1000.0 / c.client_ops_per_s
-        # queue stations: cpu (D/m), disk, clients; delay: cpu (D(m-1)/m)
-        Dq = np.concatenate([D_cpu / m, D_disk, D_client], axis=1)
-        Z = Z + (D_cpu * (m - 1) / m).sum(axis=1)
+        D_client[np.arange(nw), self.wl_client] = (
+            c.client_op_cpu_ms * rpcs + self.p_scan * c.mean_scan_rows * c.client_row_cpu_ms)
+        # queue stations: cpu (D/m), disk, client cpu (D/mc); delay: the rest (Seidmann)
+        Dq = np.concatenate([D_cpu / m, D_disk, D_client / mc], axis=1)
+        Z = Z + (D_cpu * (m - 1) / m).sum(axis=1) + (D_client * (mc - 1) / mc).sum(axis=1)
         Dq[~active_wl] = 0.0
         N = np.where(active_wl, self.threads, 0.0)
         key = Dq.shape
@@ -630,6 +716,8 @@ class SimCluster:
             q = q_next
             x = x_new
         self._q, self._q_key = q, key
+        # requests outstanding at each node's disk (queued or in service), for io_wait
+        self._disk_queue = q[:, k:2 * k].sum(axis=0) if k else np.zeros(0)
         resp = Z + R.sum(axis=1)
         lat = np.where(active_wl, resp, 0.0)
         util_cpu = np.zeros(k)
@@ -659,15 +747,9 @@ class SimCluster:
         with np.errstate(divide="ignore", invalid="ignore"):
             frac = np.where(self.reg_size > 0, np.minimum(1.0, written_mb / self.reg_size), 0.0)
         self.reg_locality = np.where(served, self.reg_locality + (1.0 - self.reg_locality) * frac, self.reg_locality)
-        # cache warm-up: the cache fills at the rate blocks are missed
+        # cache warm-up: recomputed with the caches (capacity.che_hit_ratios, seg_age_s)
         cache, memst, block = self._node_arrays()
         node = np.where(served, self.reg_server, 0)
-        b = block[node] if len(self.nodes) else np.full(len(node), 64.0)
-        hot_rate, cold_rate = self._read_rates()
-        miss_rate = (hot_rate + cold_rate) * (1.0 - np.clip(self.reg_hit * self.reg_warmth, 0, 1))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            gain = np.where(self.reg_cached_kb > 0, miss_rate * b * dt / self.reg_cached_kb, 1.0)
-        self.reg_warmth = np.where(served, np.minimum(1.0, self.reg_warmth + gain), self.reg_warmth)
         # host metrics
         k = len(self.nodes)
         cached_kb = np.bincount(node[served], weights=(self.reg_cached_kb * self.reg_warmth)[served], minlength=k)
@@ -686,11 +768,59 @@ class SimCluster:
                 cpu, disk = float(self._bg[0][i]) if i < len(self._bg[0]) else 0.0, 0.0
                 heap_used = 0.0 if n.rs_state in ("absent", "stopped") else h.heap_mb * h.heap_base_share
             mem = min(1.0, (h.os_mb + heap_used) / h.ram_mb)
-            io_wait = disk * (1.0 - cpu)  # Linux iowait: idle while I/O is outstanding
+            # Linux counts a CPU's idle time as iowait while a task that last ran on it waits
+            # for I/O (kernel/sched/cputime.c: account_idle_time, nr_iowait_cpu > 0;
+            # Documentation/filesystems/proc.rst "iowait"). So at most one CPU per blocked
+            # task, and only idle CPUs: iowait = min(outstanding I/Os, idle cores) / cores,
+            # outstanding = the disk's queue (MVA) plus the background stream while it runs.
+            waiting = (float(self._disk_queue[i]) if i < len(self._disk_queue) else 0.0) \
+                + (float(self._bg[1][i]) if i < len(self._bg[1]) else 0.0)
+            io_wait = min(waiting, h.cores * (1.0 - cpu)) / h.cores if n.rs_state == "active" else 0.0
             n.cpu_hist.append(cpu)
             n.io_hist.append(io_wait)
             n.mem_hist.append(mem)
             self.last_node_load[n.server_id] = (cpu, io_wait, mem)
+
+    # ------------------------------------------------------------------ read API
+    def recording(self) -> Recording:
+        n = len(self.rec_t)
+        w = len(self.wl_names)
+        return Recording(t=np.asarray(self.rec_t, dtype=float),
+                         ops=np.asarray(self.rec_ops, dtype=float).reshape(n, w),
+                         latency_ms=np.asarray(self.rec_latency_ms, dtype=float),
+                         latency_wl_ms=np.asarray(self.rec_latency_wl_ms, dtype=float).reshape(n, w),
+                         vms=np.asarray(self.rec_vms, dtype=float),
+                         servers=np.asarray(self.rec_servers, dtype=float),
+                         tick_s=self.settings.tick_s, workloads=tuple(self.wl_names))
+
+    def throughput(self) -> float:
+        """Operations per second in the last step."""
+        return float(self.last_x.sum())
+
+    def latency_ms(self) -> float:
+        """Mean response time over all operations in the last step."""
+        return self.rec_latency_ms[-1] if self.rec_latency_ms else 0.0
+
+    def billed_vms(self) -> int:
+        return self.rec_vms[-1] if self.rec_vms else self.scenario.initial_nodes
+
+    def node_views(self) -> list[NodeView]:
+        """Every VM not yet terminated: state, host metrics, regions and operations served."""
+        x = self.last_x[self.reg_cls] * (self.reg_share * (1 - self.p_insert[self.reg_cls])
+                                         + self.reg_ins * self.p_insert[self.reg_cls])
+        served = self.reg_server >= 0
+        ops_node = np.bincount(self.reg_server[served], weights=x[served], minlength=len(self.nodes))
+        out = []
+        for n in self.nodes:
+            if n.vm_state == "terminated":
+                continue
+            m = self.host_metrics(n) or (float("nan"),) * 3
+            out.append(NodeView(host=n.host, profile=n.profile,
+                                state=n.rs_state if n.vm_state == "running" else n.vm_state,
+                                cpu=m[0], io_wait=m[1], memory=m[2],
+                                regions=int(np.sum(self.reg_server == n.index)),
+                                ops_per_s=float(ops_node[n.index])))
+        return out
 
     # ------------------------------------------------------------------ summaries
     def host_metrics(self, node: SimNode) -> tuple[float, float, float] | None:

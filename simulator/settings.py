@@ -50,7 +50,7 @@ class HardwareSettings(_Frozen):
     heap_mb: float = Field(3072, gt=0, description="RegionServer heap in MiB. MET §3.2 / §6.3: 3 GB heap.")
     os_mb: float = Field(400, ge=0, description="Memory used outside the JVM heap (OS, DataNode, JVM overhead), MiB. Assumption.")
     heap_base_share: float = Field(0.20, ge=0, lt=1, description="Heap used by a RegionServer apart from cache and memstore (indexes, RPC buffers). Assumption.")
-    disk_random_read_ms: float = Field(10.0, gt=0, description="One random block read (seek + rotation) on a 7200 RPM SATA disk, ms (~100 IOPS). MET §3.2 hardware; incr. measured 250 IOPS on a 15.5k RPM SAS disk, 7200 RPM is slower.")
+    disk_random_read_ms: float = Field(10.0, gt=0, description="One random block read (seek + rotation) on a 7200 RPM SATA disk, ms (~100 IOPS). MET §3.2 hardware (7200 RPM SATA). Rule: half a rotation at 7200 RPM is 4.2 ms (60 s / 7200 / 2), plus a seek; ~6 ms of seek is an assumption (the data spans a few GB of the disk, shorter than a full-stroke average). Cross-check: incr. measured 250 IOPS (4 ms) on a 15.5k RPM SAS disk, whose half rotation is 1.9 ms.")
     disk_seq_mb_s: float = Field(100.0, gt=0, description="Sequential disk bandwidth, MiB/s. incr.: 120 MB/s on its SAS disk; 7200 RPM SATA slightly less.")
     network_mb_s: float = Field(117.0, gt=0, description="Network link per node, MiB/s. MET §3.2: switched Gigabit Ethernet.")
     network_rtt_ms: float = Field(0.2, ge=0, description="Round trip between client and server on the LAN, ms. Gigabit LAN, assumption.")
@@ -70,8 +70,12 @@ class CostSettings(_Frozen):
     mean_scan_rows: float = Field(50.5, gt=0, description="Mean rows per scan. YCSB workload E: maxscanlength=100, uniform.")
     compaction_ratio: float = Field(3.0, gt=1, description="Store files merged per compaction round (hbase.hstore.compactionThreshold). HBase default 3.")
     max_flush_mb: float = Field(128.0, gt=0, description="Memstore flush size per region, MiB (hbase.hregion.memstore.flush.size). HBase default 128 MiB.")
-    remote_read_extra_ms: float = Field(0.5, ge=0, description="Extra latency of reading a block from a remote DataNode (one more network hop), ms. Assumption (Gigabit LAN).")
-    client_ops_per_s: float = Field(11000.0, gt=0, description="Operations per second one YCSB client machine can issue when saturated. MET §6.4: 22,000 ops/s is the maximum with all clients (two machines, MET §3.2) saturated.")
+    remote_read_extra_ms: float = Field(0.5, ge=0, description="Extra latency of reading a block from a remote DataNode (one more network hop and the DataNode's handler), ms. Assumption (Gigabit LAN: 0.2 ms round trip, network_rtt_ms, plus the DataNode's request handling). The disk time of that read is charged to the DataNode that holds the block, not to the serving RegionServer.")
+    client_cores: int = Field(2, ge=1, description="CPU cores of one YCSB client machine. MET §3.2: every machine of the testbed is an Intel i3 (2 cores).")
+    client_op_cpu_ms: float = Field(0.12, gt=0, description="Client CPU ms per operation (YCSB thread, measurement, HBase client RPC encode/decode), the same for get, put and scan. Derived with client_row_cpu_ms from MET §6.4: 22,000 ops/s is the maximum with all clients saturated on two 2-core machines, i.e. 4 core-s / 22,000 = 0.18 ms per operation over MET's mix (E's scans one sixth of the operations); the split between per-operation and per-row cost is an assumption (no published figure): two thirds per operation.")
+    client_row_cpu_ms: float = Field(0.0075, ge=0, description="Client CPU ms per row a scan returns (decoding the cells). Derived: (0.18 − client_op_cpu_ms) / (1/6 · 0.95 · mean_scan_rows), see client_op_cpu_ms.")
+    rpc_floor_ms: float = Field(0.3, ge=0, description="Server-side latency of any request apart from CPU and disk queueing (handler hand-off, response write), ms. Assumption until bench/calibrate_hbase.py's figure (see docs/simulator.md).")
+    wal_sync_ms: float = Field(1.0, ge=0, description="Latency a put waits for the WAL append to be acknowledged by the DataNode pipeline (replication 2, hflush: two network hops and two DataNode handlers, no disk sync), ms. Assumption until bench/calibrate_hbase.py's figure (see docs/simulator.md).")
 
 
 class ActionSettings(_Frozen):

@@ -88,23 +88,12 @@ class LiveView(LoopObserver):
                         f"— policy {run.config.policy.name}", expand=False)
         for col in ("node", "profile", "state", "cpu", "io_wait", "mem", "regions", "ops/s"):
             t.add_column(col, justify="right" if col in ("cpu", "io_wait", "mem", "regions", "ops/s") else "left")
-        import numpy as np
-        ops_node = np.zeros(len(c.nodes))
-        if c.rec_ops:
-            x = c.last_x[c.reg_cls] * (c.reg_share * (1 - c.p_insert[c.reg_cls]) + c.reg_ins * c.p_insert[c.reg_cls])
-            served = c.reg_server >= 0
-            ops_node = np.bincount(c.reg_server[served], weights=x[served], minlength=len(c.nodes))
-        for n in c.nodes:
-            if n.vm_state == "terminated":
-                continue
-            m = c.host_metrics(n) or (float("nan"),) * 3
-            regions = int(np.sum(c.reg_server == n.index))
-            state = n.rs_state if n.vm_state == "running" else n.vm_state
-            style = "red" if m[0] >= run.config.policy.cpu_high or m[1] >= run.config.policy.io_wait_high else ""
-            t.add_row(n.host, n.profile, state, f"{m[0]:.0%}", f"{m[1]:.0%}", f"{m[2]:.0%}", str(regions),
-                      f"{ops_node[n.index]:,.0f}", style=style)
-        thr = float(c.last_x.sum())
-        lat = c.rec_latency_ms[-1] if c.rec_latency_ms else 0.0
+        for n in c.node_views():
+            style = "red" if n.cpu >= run.config.policy.cpu_high or n.io_wait >= run.config.policy.io_wait_high else ""
+            t.add_row(n.host, n.profile, n.state, f"{n.cpu:.0%}", f"{n.io_wait:.0%}", f"{n.memory:.0%}",
+                      str(n.regions), f"{n.ops_per_s:,.0f}", style=style)
+        thr = c.throughput()
+        lat = c.latency_ms()
         busy = "carrying out a plan" if run.executor.busy else "watching"
         lines = Text.assemble(
             (f"throughput {thr:,.0f} ops/s · latency {lat:.1f} ms · {busy}\n", "bold"),
@@ -114,8 +103,7 @@ class LiveView(LoopObserver):
 
 def _status_line(run) -> str:
     c = run.cluster
-    vms = c.rec_vms[-1] if c.rec_vms else 0
-    return (f"t={c.t / 60:.1f} min nodes={vms} throughput={float(c.last_x.sum()):.0f} ops/s "
+    return (f"t={c.t / 60:.1f} min nodes={c.billed_vms()} throughput={c.throughput():.0f} ops/s "
             f"plan={'running' if run.executor.busy else 'none'}")
 
 
@@ -159,7 +147,7 @@ def _command(config_path, once, out_dir):
         run_live(config, path, once)
         return
     from controller.production import Production
-    from simulator.harness import build_run
+    from controller.harness import build_run
 
     prod = Production(config)
     console = Console()

@@ -3,14 +3,24 @@
     metctl simulate --scenario configs/scenarios/met-elasticity.yaml --policy met --out out/met
     metctl simulate --scenario met-elasticity --compare met,tiramola,static --out out/compare
 
+    metctl simulate --scenario met-elasticity --compare met,tiramola,static --seeds 1,2,3 \
+        --frontier 4,6,8,12,16,24 --out out/compare
+
 Writes summary.json, timeseries.csv (one row per simulated second) and PNG plots to --out;
 --compare runs every policy on the same scenario and seed, writes each run under
 OUT/<policy>/, a compare.png and compare.json, and prints a side-by-side table.
+--seeds runs each seed (OUT/[<policy>/]seed-N/), prints the mean and min–max of every figure and
+writes `per_seed` into summary.json / compare.json. --frontier runs the static policy at each
+cluster size (the scenario's initial_nodes replaced; OUT/frontier/size-N/), writes frontier.json
+and frontier.png and, with --compare, each policy's frontier ratio (controller/evaluation.py).
+Runs go two at a time in separate processes when there are several.
 """
 from __future__ import annotations
 
 import json
 import logging
+import multiprocessing
+from types import SimpleNamespace
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +32,9 @@ from rich.table import Table
 from controller.config import load_config
 from controller.options import SEED
 from controller.errors import BadInput
-from controller.report import _clean, plot_compare, write_report
-from simulator.harness import build_run
+from controller.evaluation import aggregate, frontier_ratio, upper_hull
+from controller.harness import build_run
+from controller.report import _clean, plot_compare, plot_frontier, write_report
 from simulator.scenario import load_scenario
 
 POLICIES = ("met", "tiramola", "static")
@@ -42,8 +53,8 @@ def run_one(config, scenario, policy: str, out: Path, *, seed: int | None, trans
         task = progress.add_task(label or policy, total=duration, sim="0 min", nodes="-")
 
         def tick(now: float) -> None:
-            vms = run.cluster.rec_vms[-1] if run.cluster.rec_vms else scenario.initial_nodes
-            progress.update(task, completed=min(now, duration), sim=f"{now / 60:.0f} min", nodes=vms)
+            progress.update(task, completed=min(now, duration), sim=f"{now / 60:.0f} min",
+                            nodes=run.cluster.billed_vms())
 
         run.run(progress=tick)
         progress.update(task, completed=duration)
@@ -62,19 +73,29 @@ def compare_table(summaries: dict[str, dict[str, Any]]) -> Table:
     for n in names:
         t.add_column(n, justify="right")
     first_phase = {n: s["phases"][0] for n, s in summaries.items()}
+    def mm(s, key, fmt):
+        r = s.get("min_max", {}).get(key)
+        return f" ({fmt(r[0])}–{fmt(r[1])})" if r and r[0] != r[1] else ""
+
     rows = [
-        ("total operations", lambda s, n: f"{s['total_ops'] / 1e6:.2f} M"),
+        ("tenant SLO windows (2 s, per workload)", lambda s, n: f"{s['slo_violation_tenant_windows']:.0f}"
+         + mm(s, "slo_violation_tenant_windows", lambda v: f"{v:.0f}")),
+        ("total operations", lambda s, n: f"{s['total_ops'] / 1e6:.2f} M"
+         + mm(s, "total_ops", lambda v: f"{v / 1e6:.2f}")),
+        ("frontier ratio", lambda s, n: f"{s['frontier_ratio']:.3f}" + mm(s, "frontier_ratio", lambda v: f"{v:.3f}")
+         if s.get("frontier_ratio") is not None else "-"),
         ("mean throughput (ops/s)", lambda s, n: f"{s['mean_throughput']:,.0f}"),
         (f"ops in phase 1 (0–{first_phase[names[0]]['to_s'] / 60:.0f} min)",
          lambda s, n: f"{first_phase[n]['ops'] / 1e6:.2f} M"),
-        ("node-minutes", lambda s, n: f"{s['node_minutes']:,.0f}"),
-        ("max machines", lambda s, n: str(s["max_nodes"])),
-        ("final machines", lambda s, n: str(s["final_nodes"])),
-        ("SLO violations (2 s windows)", lambda s, n: str(s["slo_violation_intervals"])),
+        ("node-minutes", lambda s, n: f"{s['node_minutes']:,.0f}" + mm(s, "node_minutes", lambda v: f"{v:,.0f}")),
+        ("max machines", lambda s, n: f"{s['max_nodes']:g}" + mm(s, "max_nodes", lambda v: f"{v:g}")),
+        ("final machines", lambda s, n: f"{s['final_nodes']:g}"),
+        ("SLO violations, all tenants averaged", lambda s, n: f"{s['slo_violation_intervals']:g}"),
         ("SLO violation magnitude (ms)", lambda s, n: f"{s['slo_violation_magnitude']:,.0f}"),
-        ("… during actions", lambda s, n: str(s["slo_violation_intervals_during_actions"])),
+        ("… during actions", lambda s, n: f"{s['slo_violation_intervals_during_actions']:g}"),
         ("mean latency (ms)", lambda s, n: f"{s['mean_latency_ms']:.1f}"),
-        ("plans (done/submitted)", lambda s, n: f"{s['plans']['done']}/{s['plans']['submitted']}"),
+        ("plans (done/submitted)", lambda s, n: f"{s['plans']['done']}/{s['plans']['submitted']}"
+         + (" (first seed)" if s.get("per_seed") else "")),
         ("actions", lambda s, n: ", ".join(f"{k} {v}" for k, v in s["actions"].items()) or "-"),
         ("wall time (s)", lambda s, n: f"{s['wall_time_s']:.1f}"),
     ]
@@ -110,13 +131,20 @@ def check_out_dir(out: Path) -> None:
 @click.option("--transfer", type=click.Choice(("none", "incremental", "parallel")), default=None,
               help="Override how moves transfer data (see simulator.data_transfer).")
 @click.option("--no-plots", is_flag=True, help="Skip the PNG plots.")
-def command(scenario_path, policy, compare, out_dir, seed, config_path, transfer, no_plots):
+@click.option("--seeds", default=None, help="Comma-separated seeds: run each, report mean and min–max (e.g. 1,2,3).")
+@click.option("--frontier", default=None,
+              help="Comma-separated cluster sizes: run the static policy at each (the fixed-size frontier), e.g. 4,6,8,12,16,24.")
+def command(scenario_path, policy, compare, out_dir, seed, config_path, transfer, no_plots, seeds, frontier):
     """Run a policy on the simulated cluster; write summary.json, a per-second CSV and plots."""
     config = load_config(config_path)
     scenario = load_scenario(scenario_path or config.simulator.scenario)
     logging.getLogger("metctl").setLevel(logging.WARNING)
     console = Console(stderr=True)
     out_console = Console()
+    seed_list = _int_list("--seeds", seeds) if seeds is not None else None
+    if seed_list and seed is not None:
+        raise BadInput("--seed", "", "either --seed or --seeds, not both")
+    sizes = _int_list("--frontier", frontier) if frontier is not None else None
     if compare is not None:  # `--compare ""` is a mistake, not "no comparison"
         names = [p.strip() for p in compare.split(",") if p.strip()]
         bad = [p for p in names if p not in POLICIES]
@@ -124,22 +152,132 @@ def command(scenario_path, policy, compare, out_dir, seed, config_path, transfer
             raise BadInput("--compare", "", f"comma-separated policies from {', '.join(POLICIES)} (got {compare!r})")
         if len(set(names)) != len(names):  # two runs would write into one directory
             raise BadInput("--compare", "", f"each policy once (got {compare!r})")
-        out = Path(out_dir or f"out/{scenario.name}-compare")
-        check_out_dir(out)
+    else:
+        names = [policy or config.policy.name]
+    label = "compare" if compare else names[0]
+    out = Path(out_dir or f"out/{scenario.name}-{label}")
+    check_out_dir(out)
+    if not seed_list and not sizes:  # one run per policy, in this process (live progress bars)
         summaries, runs = {}, {}
         for p in names:
-            summaries[p], runs[p] = run_one(config, scenario, p, out / p, seed=seed, transfer=transfer,
-                                            console=console, plots=not no_plots)
-        if not no_plots:
-            plot_compare(runs, out)
-        (out / "compare.json").write_text(json.dumps(_clean(summaries), indent=2) + "\n")
+            summaries[p], runs[p] = run_one(config, scenario, p, out / p if compare else out, seed=seed,
+                                            transfer=transfer, console=console, plots=not no_plots)
+        if compare:
+            if not no_plots:
+                plot_compare(runs, out)
+            (out / "compare.json").write_text(json.dumps(_clean(summaries), indent=2) + "\n")
         out_console.print(compare_table(summaries))
-        out_console.print(f"reports in {out}/")
+        out_console.print(f"reports in {out}/" if compare else f"report in {out}/")
         return
-    name = policy or config.policy.name
-    out = Path(out_dir or f"out/{scenario.name}-{name}")
-    check_out_dir(out)
-    summary, _ = run_one(config, scenario, name, out, seed=seed, transfer=transfer, console=console,
-                         plots=not no_plots)
-    out_console.print(compare_table({name: summary}))
-    out_console.print(f"report in {out}/")
+    run_seeds = seed_list or [seed if seed is not None else scenario.seed]
+    jobs = []
+    for p in names:
+        for sd in run_seeds:
+            where = (out / p if compare else out) / f"seed-{sd}" if seed_list else (out / p if compare else out)
+            jobs.append((("policy", p, sd), config, scenario, p, where, sd, transfer, not no_plots))
+    for n in sizes or []:
+        for sd in run_seeds:
+            sc = scenario.model_copy(update={"initial_nodes": n})
+            jobs.append((("size", n, sd), config, sc, "static", out / "frontier" / f"size-{n}" / f"seed-{sd}",
+                         sd, transfer, False))
+    results = _run_jobs(jobs)
+    summaries = {p: [results[("policy", p, sd)][0] for sd in run_seeds] for p in names}
+    front: dict[str, Any] | None = None
+    if sizes:
+        front = _frontier(results, sizes, run_seeds)
+        for p in names:
+            for sd, summ in zip(run_seeds, summaries[p]):
+                summ["frontier_ratio"] = frontier_ratio(front["hull_by_seed"][str(sd)], summ["node_minutes"],
+                                                        summ["total_ops"])
+        out.mkdir(parents=True, exist_ok=True)
+        front["policies"] = {p: {"per_seed": [{"seed": sd, "node_minutes": s["node_minutes"], "ops": s["total_ops"],
+                                               "frontier_ratio": s["frontier_ratio"]}
+                                              for sd, s in zip(run_seeds, summaries[p])]} for p in names}
+        (out / "frontier.json").write_text(json.dumps(_clean(front), indent=2) + "\n")
+        if not no_plots:
+            plot_frontier(front, out / "frontier.png", scenario.name)
+    final = {p: aggregate(v) if seed_list else v[0] for p, v in summaries.items()}
+    out.mkdir(parents=True, exist_ok=True)
+    if compare:
+        if not no_plots:
+            first = run_seeds[0]
+            plot_compare({p: results[("policy", p, first)][1] for p in names}, out)
+        (out / "compare.json").write_text(json.dumps(_clean(final), indent=2) + "\n")
+    elif seed_list:
+        (out / "summary.json").write_text(json.dumps(_clean(final[names[0]]), indent=2) + "\n")
+    elif sizes:  # one run, its summary.json already written; add the frontier ratio
+        (out / "summary.json").write_text(json.dumps(_clean(final[names[0]]), indent=2) + "\n")
+    table = compare_table(final)
+    if seed_list:
+        table.title = f"mean over seeds {', '.join(map(str, run_seeds))} (min–max)"
+    out_console.print(table)
+    if front:
+        out_console.print("fixed-size frontier (static): " + ", ".join(
+            f"{r['size']} nodes {r['ops'] / 1e6:.2f} M ops / {r['node_minutes']:.0f} node-min"
+            for r in front["sizes"]))
+    out_console.print(f"reports in {out}/")
+
+
+def _int_list(flag: str, text: str) -> list[int]:
+    try:
+        vals = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        vals = []
+    if not vals or (flag == "--frontier" and min(vals) < 1):
+        raise BadInput(flag, "", f"comma-separated {'cluster sizes >= 1' if flag == '--frontier' else 'integers'} (got {text!r})")
+    return list(dict.fromkeys(vals))
+
+
+class _PlotRun:
+    """Enough of a run for plot_compare, rebuilt from what a worker process sends back."""
+
+    def __init__(self, scenario, recording, busy):
+        self.scenario = scenario
+        self.cluster = SimpleNamespace(recording=lambda: recording)
+        self.recorder = SimpleNamespace(busy_intervals=busy)
+
+
+def _job(job):
+    key, config, scenario, policy, out, sd, transfer, plots = job
+    console = Console(stderr=True, force_terminal=False)
+    summary, run = run_one(config, scenario, policy, out, seed=sd, transfer=transfer, console=console,
+                           plots=plots, label=f"{policy} seed {sd}" + (f" {scenario.initial_nodes} nodes" if key[0] == "size" else ""))
+    return key, summary, scenario.model_copy(update={"seed": sd}), run.cluster.recording(), list(run.recorder.busy_intervals)
+
+
+def _run_jobs(jobs) -> dict:
+    """Each run in its own process, two at a time (the runs are CPU-bound and independent)."""
+    results = {}
+    if len(jobs) == 1:
+        outs = [_job(jobs[0])]
+    else:
+        ctx = multiprocessing.get_context("fork")
+        with ctx.Pool(min(2, len(jobs))) as pool:
+            outs = pool.map(_job, jobs, chunksize=1)
+    for key, summary, sc, rec, busy in outs:
+        results[key] = (summary, _PlotRun(sc, rec, busy))
+    return results
+
+
+def _frontier(results, sizes, seeds) -> dict[str, Any]:
+    rows = []
+    hulls = {}
+    for sd in seeds:
+        pts = []
+        for n in sizes:
+            s = results[("size", n, sd)][0]
+            pts.append((s["node_minutes"], s["total_ops"]))
+        hulls[str(sd)] = upper_hull(pts)
+    for n in sizes:
+        per = [results[("size", n, sd)][0] for sd in seeds]
+        rows.append({"size": n, "ops": float(sum(s["total_ops"] for s in per) / len(per)),
+                     "node_minutes": float(sum(s["node_minutes"] for s in per) / len(per)),
+                     "slo_violation_tenant_windows": float(sum(s["slo_violation_tenant_windows"] for s in per) / len(per)),
+                     "per_seed": [{"seed": sd, "ops": s["total_ops"], "node_minutes": s["node_minutes"],
+                                   "slo_violation_tenant_windows": s["slo_violation_tenant_windows"],
+                                   "slo_violation_windows_by_workload": s["slo_violation_windows_by_workload"]}
+                                  for sd, s in zip(seeds, per)]})
+    return {"sizes": rows, "hull_by_seed": hulls,
+            "hull": upper_hull([(r["node_minutes"], r["ops"]) for r in rows]),
+            "method": "frontier ratio = ops / upper concave hull of the static (node_minutes, ops) points of "
+                      "the same seed, interpolated linearly at the policy's node-minutes (controller/evaluation.py)"}

@@ -103,3 +103,28 @@ def test_run_refuses_a_live_config_it_cannot_run_with_one_line(tmp_path, capsys)
     assert main(["run", "--config", str(cfg), "--once"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "monitor.hbase_jmx_urls" in err[0]
+
+
+def test_simulate_seeds_and_frontier(tmp_path, capsys):
+    """--seeds runs each seed (mean, min-max, per_seed); --frontier runs static at each size and
+    gives each policy its frontier ratio; the static policy at the scenario's own size sits on
+    the frontier (ratio 1 when that size is one of the points and on the hull)."""
+    out = tmp_path / "out"
+    scen = tmp_path / "short.yaml"
+    scen.write_text(yaml.safe_dump(small_scenario_dict(duration_s=120)))
+    assert main(["simulate", "--scenario", str(scen), "--compare", "static,tiramola", "--seeds", "1,2",
+                 "--frontier", "2,3", "--out", str(out)]) == 0
+    comp = json.loads((out / "compare.json").read_text())
+    for p in ("static", "tiramola"):
+        assert [s["seed"] for s in comp[p]["per_seed"]] == [1, 2]
+        lo, hi = comp[p]["min_max"]["total_ops"]
+        assert lo <= comp[p]["total_ops"] <= hi
+        assert "slo_violation_tenant_windows" in comp[p] and "slo_violation_windows_by_workload" in comp[p]
+    front = json.loads((out / "frontier.json").read_text())
+    assert [r["size"] for r in front["sizes"]] == [2, 3]
+    static3 = [s for s in front["sizes"] if s["size"] == 3][0]
+    assert comp["static"]["total_ops"] == static3["ops"]  # same runs: 3 is the scenario's size
+    ratios = [s["frontier_ratio"] for s in comp["static"]["per_seed"]]
+    assert all(abs(r - 1.0) < 1e-9 for r in ratios) or front["sizes"][0]["ops"] > static3["ops"]
+    assert (out / "frontier.png").read_bytes()[:4] == b"\x89PNG"
+    assert "frontier ratio" in capsys.readouterr().out

@@ -8,13 +8,13 @@ import json
 import numpy as np
 from hypothesis import assume, given, strategies as st
 
-from controller.report import Series, elasticity_scores, slo_scores, write_report
+from controller.report import Series, elasticity_scores, slo_scores, tenant_slo_windows, write_report
 
 
 def series(latency, throughput, busy=None, dt=1.0, vms=None):
     n = len(latency)
     return Series(t=np.arange(n) * dt, ops=np.asarray(throughput, float).reshape(n, 1) * dt,
-                  latency_ms=np.asarray(latency, float), vms=np.asarray(vms if vms is not None else [3] * n, float),
+                  latency_ms=np.asarray(latency, float), latency_wl_ms=np.asarray(latency, float).reshape(n, 1), vms=np.asarray(vms if vms is not None else [3] * n, float),
                   servers=np.full(n, 3.0), busy=np.asarray(busy if busy is not None else [False] * n),
                   dt=dt, workloads=["A"])
 
@@ -91,3 +91,33 @@ def test_write_report_files(sim_stack, tmp_path):
     for png in ("throughput.png", "cumulative.png", "latency.png"):
         data = (tmp_path / png).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+
+
+def test_a_slow_tenant_counts_although_fast_writes_pull_the_mean_under_the_slo():
+    # two tenants: W does 10,000 ops/s at 2 ms, C 100 ops/s at 120 ms: the mean over all
+    # operations is ~3 ms (no aggregate violation) but C is over 50 ms in every window
+    n = 10
+    ops = np.array([[10_000.0, 100.0]] * n)
+    lat = np.array([[2.0, 120.0]] * n)
+    mean = (ops * lat).sum(axis=1) / ops.sum(axis=1)
+    s = Series(t=np.arange(n, dtype=float), ops=ops, latency_ms=mean, latency_wl_ms=lat,
+               vms=np.full(n, 3.0), servers=np.full(n, 3.0), busy=np.zeros(n, dtype=bool), dt=1.0,
+               workloads=["W", "C"])
+    assert slo_scores(s, 50.0, 2.0)["intervals"] == 0
+    assert tenant_slo_windows(s, 50.0, 2.0) == {"W": 0, "C": 5}
+
+
+@given(lat=st.lists(st.tuples(st.floats(0, 200), st.floats(0, 200)), min_size=2, max_size=40),
+       slo=st.floats(1, 150), width=st.integers(1, 4))
+def test_tenant_windows_are_each_tenants_own_windows(lat, slo, width):
+    n = len(lat)
+    lat_a = np.asarray(lat, float)
+    ops = np.ones((n, 2))
+    s = Series(t=np.arange(n, dtype=float), ops=ops, latency_ms=lat_a.mean(axis=1), latency_wl_ms=lat_a,
+               vms=np.full(n, 3.0), servers=np.full(n, 3.0), busy=np.zeros(n, dtype=bool), dt=1.0,
+               workloads=["A", "B"])
+    got = tenant_slo_windows(s, slo, float(width))
+    k = n // width
+    for i, w in enumerate(("A", "B")):
+        windows = lat_a[: k * width, i].reshape(k, width).mean(axis=1) if k else np.zeros(0)
+        assert got[w] == int((windows > slo).sum())
