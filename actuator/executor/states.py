@@ -145,3 +145,20 @@ def describe_states() -> str:
             "| op | state | bounded by |", "|---|---|---|"]
     out += [f"| `{op}` | `{st}` | `executor.{field}` |" for (op, st), field in TIMEOUTS.items()]
     return "\n".join(out) + "\n"
+
+
+BEGIN, END = "<!-- states: generated, do not edit -->", "<!-- end of generated states -->"
+
+
+def render_doc(doc: str) -> str:
+    """`doc` (docs/executor.md) with its generated section replaced by describe_states()."""
+    head, _, rest = doc.partition(BEGIN)
+    _, _, tail = rest.partition(END)
+    return f"{head}{BEGIN}\n{describe_states()}{END}{tail}"
+
+
+if __name__ == "__main__":  # rewrite docs/executor.md's generated section
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "docs" / "executor.md"
+    path.write_text(render_doc(path.read_text()))
