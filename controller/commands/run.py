@@ -260,7 +260,8 @@ def run_live(config: Any, path: str, once: bool) -> None:
         driver.set_balancer(False)
         clock = RealClock()
         collector = Collector(prod.watch(live_sources(config.monitor, admin=driver)), config.monitor)
-        executor = Executor(infra, driver, config.executor, clock.now, config.cluster,
+        # the executor's cluster-changing driver calls ask the leadership fence first
+        executor = Executor(*prod.fence_drivers(infra, driver), config.executor, clock.now, config.cluster,
                             Journal(config.executor.journal_path))
         loop = ControlLoop(collector, prod.fence(executor), config.policy, config.loop, clock,
                            memory=MemoryStore(config.loop.memory_path),
