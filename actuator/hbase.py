@@ -134,18 +134,25 @@ class HBaseDriver:
     def __init__(self, gateway: HBaseGateway, *, restarter: Restarter | None = None,
                  settings_for: Callable[[str], Mapping[str, str]] = default_settings_for,
                  poll_s: float = 0.3, host_format: str = "{host}", conf_timeout_s: float = 10.0,
-                 workers: int = 4):
+                 workers: int = 4, move_issues: int = 10, confirm_looks: int = 15):
         self.gateway = gateway
         self.restarter = restarter
         self.settings_for = settings_for
         self.poll_s = poll_s  # how often a background operation looks at its progress
         self.conf_timeout_s = conf_timeout_s  # one HTTP read of a RegionServer's /conf
+        # a move is issued at most move_issues times, each followed by confirm_looks looks at
+        # hbase:meta (poll_s apart); counts, not deadlines: the caller's timeout decides when
+        # a move is late, and a newer move of the same region ends this one
+        self.move_issues, self.confirm_looks = move_issues, confirm_looks
         # operations started and not yet ended, by key ("move <region>", "decommission <server>");
         # a newer start of the same key supersedes the older one (it ends at its next look)
         self._ops: dict[str, object] = {}
         self._ops_lock = threading.Lock()
         self._closing = threading.Event()
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hbase-op")
+        # the locations last read (partitions()): a caller that just observed them (the
+        # executor, in the same tick) starts a move without a second scan of hbase:meta
+        self._seen: dict[str, tuple[str, str | None]] = {}
         # ServerInfo.host must equal the infrastructure's node address: "{host}" for one
         # RegionServer per machine, "{host}:{port}" for several on one (the local cluster)
         self.host_format = host_format
@@ -207,7 +214,16 @@ class HBaseDriver:
             # a server's profile changes only with a restart, i.e. with its start code
             key = str(sn.toString())
             if key not in self._conf_profiles:
-                self._conf_profiles[key] = self._profile_from_conf(sn.getHostname(), info_port)
+                try:
+                    self._conf_profiles[key] = self._profile_from_conf(sn.getHostname(), info_port)
+                except DriverError as e:
+                    # a server on its way down (or not fully up) stops answering /conf while the
+                    # master still lists it: not active, profile unknown (never guessed); the
+                    # next observation reads it again
+                    log.info("%s: %s", sid, e)
+                    out.append(ServerInfo(id=sid, host=host, profile=UNKNOWN_PROFILE,
+                                          state="draining" if sid in draining else "starting"))
+                    continue
             out.append(ServerInfo(id=sid, host=host, profile=self._conf_profiles[key],
                                   state="draining" if sid in draining else "active",
                                   info_url=f"http://{sn.getHostname()}:{info_port}"))
@@ -244,6 +260,7 @@ class HBaseDriver:
                 sn = loc.getServerName()
                 sid = server_id_of(sn) if sn is not None else None
                 out[str(ri.getEncodedName())] = (t.getNameAsString(), sid if sid in live else None)
+        self._seen = out
         return out
 
     def partitions(self) -> list[PartitionLocation]:
@@ -298,21 +315,33 @@ class HBaseDriver:
         """Start a move and return. Refused at once (DriverError): a target that is not live, a
         region that does not exist (not retryable)."""
         target = _host_port(target_server)
-        if self._where(partition_id) == target:
+        seen = self._seen.get(partition_id)
+        where = seen[1] if seen is not None else self._where(partition_id)
+        if where == target:  # (a stale "elsewhere" is harmless: the master skips a no-op move)
             return
         sn = self._server_name(target)
 
         def move(current: Callable[[], bool]) -> None:
-            while current():
+            for _ in range(self.move_issues):
+                if not current():
+                    return
                 try:
                     self._call(f"move {partition_id} -> {target}", lambda: self.admin.move(partition_id.encode(), sn))
-                    return
                 except DriverError as e:
                     # a RegionServer the master already counts may still be opening its RPC
-                    # services: try again while this move is current (the caller's timeout ends it)
+                    # services: try again
                     if "ServerNotRunningYet" not in str(e):
                         raise
-                time.sleep(self.poll_s)
+                    time.sleep(self.poll_s)
+                    continue
+                # Admin.move returns when the master's procedure ends; a server still starting
+                # may have been passed over (the region stays or goes elsewhere): look a few
+                # times, then issue the move again
+                for _look in range(self.confirm_looks):
+                    if self._where(partition_id) == target or not current():
+                        return
+                    time.sleep(self.poll_s)
+                log.info("region %s is not on %s after the move: moving it again", partition_id, target)
 
         self._start(f"move {partition_id}", move)
 
