@@ -246,11 +246,16 @@ class Chaos:
         self.out = Path(args.out).resolve()
         self.out.mkdir(parents=True, exist_ok=True)
         self.workdir = self.out
-        self.cluster = cluster_mod.LocalHBase(self.out / "hbase", rs_heap_mb=args.rs_heap_mb)
+        # ZooKeeper sessions of 40 s (HBase's default is 90 s; the test cluster's 10 s would make
+        # every RegionServer abort during a 20 s ZooKeeper stop)
+        self.cluster = cluster_mod.LocalHBase(self.out / "hbase", rs_heap_mb=args.rs_heap_mb,
+                                              session_timeout_ms=args.zk_session_ms)
         self.faults: list[dict[str, Any]] = []
         self.tick_ms: list[float] = []
         self.tenants: list[dict[str, Any]] = []
         self.t0 = 0.0
+        self._restoring: set[str] = set()
+        self.hbase_restarts = 0
 
     # -- whole? ------------------------------------------------------------------------------
     def whole(self, driver: HBaseDriver, originals: list[str]) -> bool:
@@ -266,6 +271,30 @@ class Chaos:
         except Exception:  # noqa: BLE001 - anything failing means "not whole yet"
             return False
 
+    def supervise_hbase(self, originals: list[str]) -> None:
+        """Like systemd for each HBase process: a dead master or RegionServer (e.g. one that
+        aborted after losing its ZooKeeper session) is started again, in the background."""
+        c = self.cluster
+        for name in ["master", *originals]:
+            if name in self._restoring or c.running(name):
+                continue
+            self._restoring.add(name)
+            self.hbase_restarts += 1
+            log(f"{name} is not running: starting it again")
+
+            def again(name: str = name) -> None:
+                try:
+                    c._record_pid(name, None)
+                    if name == "master":
+                        c._spawn(c.proc("master"))
+                    else:
+                        c.start_rs(name, timeout_s=300)
+                except Exception as e:  # noqa: BLE001
+                    log(f"starting {name} failed: {e}")
+                finally:
+                    self._restoring.discard(name)
+            threading.Thread(target=again, daemon=True).start()
+
     def inject(self, kind: str, originals: list[str]) -> dict[str, Any]:
         c = self.cluster
         rec: dict[str, Any] = {"kind": kind, "at_s": round(time.monotonic() - self.t0, 1),
@@ -276,14 +305,16 @@ class Chaos:
             if p.pid and c.running(name):
                 os.kill(p.pid, signal.SIGKILL)
             rec["target"] = name
+            rec["restored"] = False
 
             def back() -> None:
                 time.sleep(10)
                 try:
                     c._record_pid(name, None)
-                    c.start_rs(name, timeout_s=180)
+                    c.start_rs(name, timeout_s=300)  # returns once the master counts it live
                 except Exception as e:  # noqa: BLE001
                     log(f"restarting {name} failed: {e}")
+                rec["restored"] = True
             threading.Thread(target=back, daemon=True).start()
         elif kind == "kill_daemon":
             self.daemon.kill()
@@ -335,6 +366,8 @@ class Chaos:
         while time.monotonic() < end:
             now = time.monotonic()
             self.daemon.supervise()
+            if not any(not f.get("restored", True) for f in recovering):
+                self.supervise_hbase(originals)
             if now >= next_segment:
                 for w, p, t0, started in running:
                     r = ycsb.stop(p, t0, w)
@@ -363,7 +396,8 @@ class Chaos:
                 self.faults.append(rec)
                 recovering.append(rec)
                 next_fault = time.monotonic() + a.fault_every_s * self.rng.uniform(0.7, 1.3)
-            if recovering and self.whole(driver, originals):
+            if recovering and all(r.get("restored", True) for r in recovering) \
+                    and self.whole(driver, originals):
                 for rec in recovering:
                     rec["recovered_after_s"] = round(time.monotonic() - self.t0 - rec["at_s"], 1)
                     log(f"recovered from {rec['kind']} after {rec['recovered_after_s']} s")
@@ -377,6 +411,11 @@ class Chaos:
                 except Exception:  # noqa: BLE001 - an observation during a fault may fail
                     pass
                 next_tick_probe = now + 5
+            if int(now - self.t0) % 60 == 0:
+                (self.out / "progress.json").write_text(json.dumps(
+                    {"at_s": round(now - self.t0), "faults": self.faults, "tenants_done": len(self.tenants),
+                     "rows_acked": len(writer.acked), "tick_ms": self.tick_ms[-20:],
+                     "controller_restarts": self.daemon.restarts}, indent=1, default=str))
             time.sleep(1)
         for w, p, t0, started in running:
             r = ycsb.stop(p, t0, w)
@@ -387,10 +426,16 @@ class Chaos:
         log("waiting for the cluster to be whole before verifying")
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and not self.whole(driver, originals):
+            self.supervise_hbase(originals)
+            self.daemon.supervise()
             time.sleep(2)
         integrity = writer.verify()
         self.daemon.stop()
-        plans = plan_counts(self.out / "journal.sqlite")
+        try:
+            plans = plan_counts(self.out / "journal.sqlite")
+        except sqlite3.Error as e:
+            log(f"reading the journal failed: {e}")
+            plans = {}
         ops = sum(t["ops"] for t in self.tenants)
         ok = sum(t["ok"] for t in self.tenants)
         by_kind: dict[str, int] = {}
@@ -413,13 +458,17 @@ class Chaos:
                       "in_flight_at_end": plans.get("running", 0) + plans.get("abandoning", 0),
                       "resumes_from_journal": plans.get("resumes_from_journal", 0)},
             "controller_restarts": self.daemon.restarts,
+            "hbase_process_restarts_by_supervisor": self.hbase_restarts,
             "controller_kills": by_kind.get("kill_daemon", 0),
             "tick_observation_ms": {"n": len(ticks), "p50": round(ticks[len(ticks) // 2], 1) if ticks else None,
                                     "p95": round(ticks[int(len(ticks) * 0.95)], 1) if ticks else None,
                                     "max": round(ticks[-1], 1) if ticks else None},
         }
         (self.out / "report.json").write_text(json.dumps(report, indent=2))
-        self.plot()
+        try:
+            self.plot()
+        except Exception as e:  # noqa: BLE001 - the report is written; the plot is extra
+            log(f"plot failed: {e}")
         driver.close()
         return report
 
@@ -470,6 +519,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=int, default=10_000, help="linked rows to write (at most)")
     ap.add_argument("--workloads", default="ABCDEF")
     ap.add_argument("--rs-heap-mb", type=int, default=384)
+    ap.add_argument("--zk-session-ms", type=int, default=40_000)
     ap.add_argument("--faults", default=",".join(FAULT_KINDS), help="fault kinds to draw from")
     ap.add_argument("--policy-overrides", default="", help="JSON merged into the policy section")
     args = ap.parse_args(argv)
