@@ -23,7 +23,8 @@ HBase driver; driver calls only start operations), timed every few seconds.
 
     python deploy/local-hbase/chaos.py --minutes 20 --seed 7 [--out out/chaos-hbase]
 
-Writes out/chaos-hbase/report.json and throughput.png (faults marked).
+Writes out/chaos-hbase/report.json and, through chaos_report.py, throughput.png (faults
+marked) and each fault's throughput recovery.
 """
 from __future__ import annotations
 
@@ -297,7 +298,7 @@ class Chaos:
 
     def inject(self, kind: str, originals: list[str]) -> dict[str, Any]:
         c = self.cluster
-        rec: dict[str, Any] = {"kind": kind, "at_s": round(time.monotonic() - self.t0, 1),
+        rec: dict[str, Any] = {"kind": kind, "at_s": round(time.monotonic() - self.t0, 1), "wall": time.time(),
                                "plan_in_flight": plan_in_flight(self.out / "journal.sqlite")}
         if kind == "kill_rs":
             name = self.rng.choice(originals)
@@ -465,38 +466,12 @@ class Chaos:
                                     "max": round(ticks[-1], 1) if ticks else None},
         }
         (self.out / "report.json").write_text(json.dumps(report, indent=2))
-        try:
-            self.plot()
-        except Exception as e:  # noqa: BLE001 - the report is written; the plot is extra
-            log(f"plot failed: {e}")
+        try:  # throughput recovery per fault and the plot (chaos_report.py)
+            _load("metctl_chaos_report", "chaos_report.py").main([str(self.out)])
+        except Exception as e:  # noqa: BLE001 - the report is written; this view is extra
+            log(f"throughput report failed: {e}")
         driver.close()
         return report
-
-    def plot(self) -> None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        total: dict[int, float] = {}
-        for t in self.tenants:
-            for s, v in t["timeline"]:
-                total[int(s)] = total.get(int(s), 0.0) + v
-        fig, ax = plt.subplots(figsize=(12, 4))
-        xs = sorted(total)
-        ax.plot([x / 60 for x in xs], [total[x] for x in xs], lw=0.8, label="YCSB ops/s (all tenants)")
-        colors = dict(zip(FAULT_KINDS, ("red", "purple", "orange", "brown", "green")))
-        seen = set()
-        for f in self.faults:
-            ax.axvline(f["at_s"] / 60, color=colors[f["kind"]], ls="--", lw=1,
-                       label=f["kind"] if f["kind"] not in seen else None)
-            seen.add(f["kind"])
-        ax.set_xlabel("minutes")
-        ax.set_ylabel("ops/s")
-        ax.legend(loc="upper right", fontsize=8)
-        ax.set_title("metctl chaos on local HBase: throughput, faults marked")
-        fig.tight_layout()
-        fig.savefig(self.out / "throughput.png", dpi=110)
 
     def stop(self) -> None:
         try:
