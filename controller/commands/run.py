@@ -139,7 +139,7 @@ def command(config_path, once, out_dir):
     speed = 0.0 if once else config.simulator.run_speed
     run = build_run(config, config.simulator.scenario, observers=[view, *prod.observers],
                     memory_path=config.loop.memory_path, wrap_sources=prod.watch,
-                    wrap_executor=prod.fence, may_act=prod.may_act,
+                    wrap_executor=prod.fence, wrap_drivers=prod.fence_drivers, may_act=prod.may_act,
                     clock=lambda cluster: PacedSimClock(cluster, speed))
     view.run = run
     out = Path(out_dir or f"out/run-{run.scenario.name}")
