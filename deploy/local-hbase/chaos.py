@@ -127,7 +127,7 @@ class LinkedWriter:
         table = self.gw.connection.getTable(self.name)
         found: dict[str, str] = {}
         scanner = table.getScanner(self.hb.client.Scan())
-        for r in scanner:
+        while (r := scanner.next()) is not None:  # a py4j ResultScanner is not a Python iterable
             found[bytes(r.getRow()).decode()] = bytes(r.getValue(FAMILY, b"prev") or b"").decode()
         scanner.close()
         lost = [k for k in self.acked if k not in found]
