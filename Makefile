@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 
-.PHONY: run test venv system-deps bench clean demo-hbase
+.PHONY: run test venv system-deps bench clean demo-hbase chaos-hbase
 
 $(BIN)/.installed: pyproject.toml
 	bash deploy/bootstrap-python.sh $(PYTHON) $(VENV)
@@ -32,6 +32,12 @@ bench: venv
 # metctl act for a few rounds, measure again, report with plots (out/demo-hbase/), stop it.
 demo-hbase: venv system-deps
 	$(BIN)/python deploy/local-hbase/demo.py $(DEMO_ARGS)
+
+# metctl run as a daemon on a real local HBase (3 RegionServers) under seeded random faults,
+# YCSB tenants on a schedule, a linked-rows integrity check (out/chaos-hbase/report.json, plot)
+CHAOS_ARGS ?= --minutes 20 --seed 7
+chaos-hbase: venv system-deps
+	$(BIN)/python deploy/local-hbase/chaos.py $(CHAOS_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis out

@@ -4,14 +4,23 @@ through a py4j gateway (actuator/hbase_gateway.py).
 - servers / partitions: live RegionServers (id "host,port", no start code) and the regions of
   every user table (encoded name -> server; None while in transition or offline). System
   tables (namespace `hbase`) are never listed, so metctl never moves hbase:meta.
-- move_partition: `Admin.move(encodedName, ServerName)` then confirms the region arrived (the
-  balancer or a crash may put it elsewhere); a move to where it already is does nothing.
+START AND OBSERVE: move_partition, restart_server, decommission and compact check their
+arguments, START the operation and return at once; the operation runs on the driver's worker
+threads (HBase's Admin.move and decommissionRegionServers wait on the master's procedure). The
+caller observes completion through servers() / partitions() on later calls, and decides how long
+is too long (metctl's executor: its one timeout table). The driver has no timeouts of its own; a
+failed operation is logged and shows as "not done" to the observer.
+
+- move_partition: `Admin.move(encodedName, ServerName)`; a move to where it already is does
+  nothing; a target not live or a region that does not exist is refused at once.
 - restart_server: renders the profile's hbase-site.xml settings (profiles.render_hbase_settings)
   and hands them to a `Restarter` (block cache and global memstore size only change on restart);
-  the local-process one runs deploy/local-hbase/cluster.py restart-rs.
+  the local-process one runs deploy/local-hbase/cluster.py restart-rs. Done when servers() shows
+  it active with the new profile.
 - compact / compaction_running: major compaction of one region and its state.
 - decommission: `decommissionRegionServers(offload=true)` (regions move off, nothing new lands
-  there), wait until it serves nothing, then a graceful `stopRegionServer`.
+  there), once it serves nothing a graceful `stopRegionServer`. Done when servers() no longer
+  lists it.
 - set_balancer: `balancerSwitch`; `close()` switches it back on if metctl found it on.
 - region_metrics: per-region size, locality and cumulative request counters from
   `getClusterMetrics`; the driver is a monitor.hbase_jmx.RegionMetricsProvider (locality is
@@ -23,7 +32,9 @@ import json
 import logging
 import subprocess
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 import urllib.request
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol, Sequence
@@ -122,18 +133,26 @@ class HBaseDriver:
 
     def __init__(self, gateway: HBaseGateway, *, restarter: Restarter | None = None,
                  settings_for: Callable[[str], Mapping[str, str]] = default_settings_for,
-                 move_timeout_s: float = 60, drain_timeout_s: float = 120, poll_s: float = 0.3,
-                 host_format: str = "{host}", confirm_s: float = 5.0, conf_timeout_s: float = 10.0,
-                 restart_timeout_s: float = 120):
+                 poll_s: float = 0.3, host_format: str = "{host}", conf_timeout_s: float = 10.0,
+                 workers: int = 4, move_issues: int = 10, confirm_looks: int = 15):
         self.gateway = gateway
         self.restarter = restarter
         self.settings_for = settings_for
-        self.move_timeout_s = move_timeout_s
-        self.drain_timeout_s = drain_timeout_s
-        self.poll_s = poll_s
-        self.conf_timeout_s = conf_timeout_s
-        self.restart_timeout_s = restart_timeout_s
-        self.confirm_s = confirm_s  # how long a move may take to show in hbase:meta before it is re-issued
+        self.poll_s = poll_s  # how often a background operation looks at its progress
+        self.conf_timeout_s = conf_timeout_s  # one HTTP read of a RegionServer's /conf
+        # a move is issued at most move_issues times, each followed by confirm_looks looks at
+        # hbase:meta (poll_s apart); counts, not deadlines: the caller's timeout decides when
+        # a move is late, and a newer move of the same region ends this one
+        self.move_issues, self.confirm_looks = move_issues, confirm_looks
+        # operations started and not yet ended, by key ("move <region>", "decommission <server>");
+        # a newer start of the same key supersedes the older one (it ends at its next look)
+        self._ops: dict[str, object] = {}
+        self._ops_lock = threading.Lock()
+        self._closing = threading.Event()
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hbase-op")
+        # the locations last read (partitions()): a caller that just observed them (the
+        # executor, in the same tick) starts a move without a second scan of hbase:meta
+        self._seen: dict[str, tuple[str, str | None]] = {}
         # ServerInfo.host must equal the infrastructure's node address: "{host}" for one
         # RegionServer per machine, "{host}:{port}" for several on one (the local cluster)
         self.host_format = host_format
@@ -195,7 +214,16 @@ class HBaseDriver:
             # a server's profile changes only with a restart, i.e. with its start code
             key = str(sn.toString())
             if key not in self._conf_profiles:
-                self._conf_profiles[key] = self._profile_from_conf(sn.getHostname(), info_port)
+                try:
+                    self._conf_profiles[key] = self._profile_from_conf(sn.getHostname(), info_port)
+                except DriverError as e:
+                    # a server on its way down (or not fully up) stops answering /conf while the
+                    # master still lists it: not active, profile unknown (never guessed); the
+                    # next observation reads it again
+                    log.info("%s: %s", sid, e)
+                    out.append(ServerInfo(id=sid, host=host, profile=UNKNOWN_PROFILE,
+                                          state="draining" if sid in draining else "starting"))
+                    continue
             out.append(ServerInfo(id=sid, host=host, profile=self._conf_profiles[key],
                                   state="draining" if sid in draining else "active",
                                   info_url=f"http://{sn.getHostname()}:{info_port}"))
@@ -232,6 +260,7 @@ class HBaseDriver:
                 sn = loc.getServerName()
                 sid = server_id_of(sn) if sn is not None else None
                 out[str(ri.getEncodedName())] = (t.getNameAsString(), sid if sid in live else None)
+        self._seen = out
         return out
 
     def partitions(self) -> list[PartitionLocation]:
@@ -245,52 +274,86 @@ class HBaseDriver:
             raise DriverError(f"no region {partition_id}", retryable=False)
         return loc[1]
 
+    # -- operations: started here, run on the worker threads, observed by the caller ---------
+
+    def _start(self, key: str, fn: Callable[[Callable[[], bool]], None]) -> None:
+        """Run `fn(current)` on a worker thread; `current()` turns False once the operation is
+        superseded by a newer start of the same key or the driver closes."""
+        token = object()
+        with self._ops_lock:
+            self._ops[key] = token
+
+        def current() -> bool:
+            return not self._closing.is_set() and self._ops.get(key) is token
+
+        def run() -> None:
+            try:
+                fn(current)
+            except Exception as e:  # noqa: BLE001 - the caller observes "not done"; say why here
+                log.warning("HBase %s failed: %s", key, e)
+            finally:
+                with self._ops_lock:
+                    if self._ops.get(key) is token:
+                        del self._ops[key]
+
+        self._pool.submit(run)
+
+    def in_progress(self) -> list[str]:
+        """Operations started and not ended yet (for logs and tests)."""
+        with self._ops_lock:
+            return sorted(self._ops)
+
+    def _wait(self, current: Callable[[], bool], done: Callable[[], bool]) -> bool:
+        """Look at `done()` every poll_s while the operation is current; False once it is not."""
+        while current():
+            if done():
+                return True
+            time.sleep(self.poll_s)
+        return False
+
     def move_partition(self, partition_id: str, target_server: str) -> None:
+        """Start a move and return. Refused at once (DriverError): a target that is not live, a
+        region that does not exist (not retryable)."""
         target = _host_port(target_server)
-        if self._where(partition_id) == target:
+        seen = self._seen.get(partition_id)
+        where = seen[1] if seen is not None else self._where(partition_id)
+        if where == target:  # (a stale "elsewhere" is harmless: the master skips a no-op move)
             return
         sn = self._server_name(target)
-        deadline = time.monotonic() + self.move_timeout_s
-        while True:
-            try:
-                self._call(f"move {partition_id} -> {target}", lambda: self.admin.move(partition_id.encode(), sn))
-            except DriverError as e:
-                # a RegionServer the master already counts may still be opening its RPC services
-                if "ServerNotRunningYet" not in str(e) or time.monotonic() > deadline:
-                    raise
-            # Admin.move returns when the master's move procedure ends; confirm where the region
-            # opened. A server still starting may be passed over (the region stays or goes
-            # elsewhere), and the balancer or a crash may move it on: then move it again.
-            settle = min(deadline, time.monotonic() + self.confirm_s)
-            while True:
-                now_at = self._where(partition_id)
-                if now_at == target:
+
+        def move(current: Callable[[], bool]) -> None:
+            for _ in range(self.move_issues):
+                if not current():
                     return
-                if time.monotonic() >= settle:
-                    break
-                time.sleep(self.poll_s)
-            if time.monotonic() >= deadline:
-                raise DriverError(f"region {partition_id} is on {now_at}, not {target}, "
-                                  f"{self.move_timeout_s:.0f} s after the move")
-            log.info("region %s is on %s, not %s: moving it again", partition_id, now_at, target)
+                try:
+                    self._call(f"move {partition_id} -> {target}", lambda: self.admin.move(partition_id.encode(), sn))
+                except DriverError as e:
+                    # a RegionServer the master already counts may still be opening its RPC
+                    # services: try again
+                    if "ServerNotRunningYet" not in str(e):
+                        raise
+                    time.sleep(self.poll_s)
+                    continue
+                # Admin.move returns when the master's procedure ends; a server still starting
+                # may have been passed over (the region stays or goes elsewhere): look a few
+                # times, then issue the move again
+                for _look in range(self.confirm_looks):
+                    if self._where(partition_id) == target or not current():
+                        return
+                    time.sleep(self.poll_s)
+                log.info("region %s is not on %s after the move: moving it again", partition_id, target)
+
+        self._start(f"move {partition_id}", move)
 
     def restart_server(self, server_id: str, profile: str) -> None:
+        """Start a restart with `profile` and return; done when servers() shows it active with
+        that profile."""
         if self.restarter is None:
             raise DriverError("no restarter configured for RegionServer restarts", retryable=False)
         settings = {**self.settings_for(profile), PROFILE_KEY: profile}
         sid = _host_port(server_id)
-        self.restarter(sid, settings)
-        # back when it serves again and reports the profile it now runs
-        deadline = time.monotonic() + self.restart_timeout_s
-        while True:
-            now = next((s for s in self.servers() if s.id == sid), None)
-            if now is not None and now.state == "active":
-                if now.profile != profile:
-                    raise DriverError(f"{sid} restarted with profile {now.profile!r}, not {profile!r}")
-                return
-            if time.monotonic() > deadline:
-                raise DriverError(f"{sid} not serving {self.restart_timeout_s:.0f} s after its restart")
-            time.sleep(self.poll_s)
+        restarter = self.restarter
+        self._start(f"restart {sid}", lambda current: restarter(sid, settings))
 
     def compact(self, partition_id: str) -> None:
         self._call(f"majorCompactRegion {partition_id}",
@@ -302,28 +365,29 @@ class HBaseDriver:
         return str(state.name()) != "NONE"
 
     def decommission(self, server_id: str) -> None:
-        """Move every region off `server_id` (HBase picks the targets), then stop it gracefully.
-        Idempotent: a server that is already gone is left alone."""
+        """Start draining `server_id` (HBase picks the targets; nothing new lands there), then,
+        once it serves nothing, stop it gracefully; return at once. Done when servers() no
+        longer lists it. Idempotent: a server that is already gone is left alone."""
         sid = _host_port(server_id)
         sn = self._server_names().get(sid)
         if sn is None:
             return
-        self._call(f"decommission {sid}",
-                   lambda: self.admin.decommissionRegionServers([sn], True))  # list -> java List
-        deadline = time.monotonic() + self.drain_timeout_s
-        while (left := self._call("getRegions", lambda: self.admin.getRegions(sn)).size()) > 0:
-            if time.monotonic() > deadline:
-                raise DriverError(f"{sid} still serves {left} regions {self.drain_timeout_s:.0f} s into its drain")
-            time.sleep(self.poll_s)
-        self._call(f"stopRegionServer {sid}", lambda: self.admin.stopRegionServer(f"{sn.getHostname()}:{sn.getPort()}"))
-        deadline = time.monotonic() + self.drain_timeout_s
-        while sid in self._server_names():
-            if time.monotonic() > deadline:
-                raise DriverError(f"{sid} did not stop within {self.drain_timeout_s:.0f} s")
-            time.sleep(self.poll_s)
-        # The draining mark names the old start code; clear it so a later server on the same
-        # host:port is not born decommissioned.
-        self._call("recommission", lambda: self.admin.recommissionRegionServer(sn, []))
+
+        def drain(current: Callable[[], bool]) -> None:
+            self._call(f"decommission {sid}",
+                       lambda: self.admin.decommissionRegionServers([sn], True))  # list -> java List
+            if not self._wait(current, lambda: self._call(
+                    "getRegions", lambda: self.admin.getRegions(sn)).size() == 0):
+                return
+            self._call(f"stopRegionServer {sid}",
+                       lambda: self.admin.stopRegionServer(f"{sn.getHostname()}:{sn.getPort()}"))
+            if not self._wait(current, lambda: sid not in self._server_names()):
+                return
+            # The draining mark names the old start code; clear it so a later server on the same
+            # host:port is not born decommissioned.
+            self._call("recommission", lambda: self.admin.recommissionRegionServer(sn, []))
+
+        self._start(f"decommission {sid}", drain)
 
     def set_balancer(self, enabled: bool) -> bool:
         was_on = bool(self._call("balancerSwitch", lambda: self.admin.balancerSwitch(enabled, True)))
@@ -368,7 +432,9 @@ class HBaseDriver:
         self._balancer_was_on = None
 
     def close(self) -> None:
-        """restore_balancer(), then close the gateway (metctl is stopping)."""
+        """End the background operations, restore_balancer(), then close the gateway."""
+        self._closing.set()
+        self._pool.shutdown(wait=True, cancel_futures=True)
         self.restore_balancer()
         self.gateway.close()
 

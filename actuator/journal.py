@@ -22,23 +22,19 @@ from typing import Any, Callable, Iterable, Mapping
 
 from tenacity import retry, retry_if_exception, stop_after_delay, wait_fixed
 
+from actuator.executor.states import Phase, PlanState, StepState, states_comment
+from actuator.executor.step import STEP_COLUMNS
 from common.redact import redact
 
-# Columns of a step row (the executor's Step dataclass mirrors them).
-STEP_COLUMNS: tuple[str, ...] = (
-    "idx", "parent", "op", "node", "profile", "from_profile", "partition", "source", "target",
-    "reason", "cause", "state", "sub_state", "attempts", "instance_id", "server_id", "host",
-    "token", "called", "since", "started_at", "next_try_at", "finished_at", "error", "note",
-)
-PLAN_STATES_IN_FLIGHT = ("running", "abandoning")
+PLAN_STATES_IN_FLIGHT = (PlanState.RUNNING.value, PlanState.ABANDONING.value)
 
-_SCHEMA = """
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS plans (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     plan_id TEXT UNIQUE NOT NULL,
     cluster TEXT NOT NULL,
-    state TEXT NOT NULL,            -- running | abandoning | done | failed | abandoned
-    phase TEXT NOT NULL,            -- prepare | launch | reconfigure | move | verify | committed | compact | drain | terminate | finish
+    state TEXT NOT NULL,            -- {states_comment(PlanState)}
+    phase TEXT NOT NULL,            -- {states_comment(Phase)}
     committed INTEGER NOT NULL DEFAULT 0,
     balancer_was_on INTEGER,        -- NULL until the balancer was switched off by this plan
     plan_json TEXT NOT NULL,        -- the plan as `metctl plan --format json` prints it
@@ -54,7 +50,7 @@ CREATE TABLE IF NOT EXISTS steps (
     op TEXT NOT NULL,
     node TEXT, profile TEXT, from_profile TEXT, partition TEXT, source TEXT, target TEXT,
     reason TEXT, cause TEXT,
-    state TEXT NOT NULL,            -- pending | running | done | failed | skipped | cancelled
+    state TEXT NOT NULL,            -- {states_comment(StepState)}
     sub_state TEXT,
     attempts INTEGER NOT NULL DEFAULT 0,
     instance_id TEXT, server_id TEXT, host TEXT, token TEXT,

@@ -97,6 +97,7 @@ def build_run(config: MetctlConfig, scenario: Scenario | str | None = None, *, s
               observers: Sequence[LoopObserver] = (), memory_path: str | None = None,
               wrap_sources: Callable[[list], list] | None = None,
               wrap_executor: Callable[[Executor], object] | None = None,
+              wrap_drivers: Callable[[object, object], tuple] | None = None,
               may_act: Callable[[], bool] | None = None, clock: object | None = None) -> SimRun:
     """Wire a simulated cluster to the collector, executor and loop.
 
@@ -126,8 +127,10 @@ def build_run(config: MetctlConfig, scenario: Scenario | str | None = None, *, s
     collector = Collector(wrap_sources(sources) if wrap_sources else sources, config.monitor)
     # A simulated cluster starts empty every time: its journal lives in memory, so a plan of
     # an earlier run is never "resumed" against a new simulated cluster.
-    executor = Executor(SimInfrastructure(cluster), SimDataStore(cluster), ex, clock.now,
-                        config.cluster, journal=Journal(":memory:"))
+    drivers = (SimInfrastructure(cluster), SimDataStore(cluster))
+    if wrap_drivers is not None:  # e.g. behind the leadership fence (controller.ha.fence_drivers)
+        drivers = wrap_drivers(*drivers)
+    executor = Executor(*drivers, ex, clock.now, config.cluster, journal=Journal(":memory:"))
     recorder = Recorder()
     loop = ControlLoop(collector, wrap_executor(executor) if wrap_executor else executor,
                        config.policy, config.loop, clock, memory=MemoryStore(memory_path),

@@ -3,6 +3,7 @@ endpoint, leader election with fencing, SIGTERM hand-over.
 
     prod = Production(config)
     prod.start()                                   # logs, endpoint, election, SIGTERM handler
+    executor = Executor(*prod.fence_drivers(infra, datastore), …)   # driver calls ask the fence
     loop = ControlLoop(Collector(prod.watch(sources), …), prod.fence(executor), …,
                        observers=[*prod.observers], may_act=prod.may_act)
     try:
@@ -20,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from controller.ha import FencedExecutor, Leadership, install_sigterm, read_leader
+from controller.ha import FencedDriver, FencedExecutor, Leadership, fence_drivers, install_sigterm, read_leader
 from controller.logs import setup_logging
 from controller.telemetry import (NullTelemetry, StepWatcher, Telemetry, TelemetryObserver,
                                   WatchedSource)
@@ -54,6 +55,10 @@ class Production:
 
     def may_act(self) -> bool:
         return self.leadership.may_act()
+
+    def fence_drivers(self, infra: Any, datastore: Any) -> tuple[FencedDriver, FencedDriver]:
+        """The drivers to build the executor with: their cluster-changing calls ask the fence."""
+        return fence_drivers(infra, datastore, self.leadership)
 
     def fence(self, executor: Any) -> FencedExecutor:
         """The executor behind the leadership fence, its finished steps counted and logged."""

@@ -29,6 +29,10 @@ def live_sources(settings: MonitorSettings,
         discover = (lambda: [s.info_url for s in admin.servers() if getattr(s, "info_url", None)]) \
             if lists_servers else None
         sources.append(HBaseJmxSource(settings, admin=metrics, discover=discover))
+    if settings.hbase_jvm_system_metrics:
+        from monitor.jvm_cpu import JvmSystemSource
+
+        sources.append(JvmSystemSource(settings.hbase_jmx_urls, discover=discover if settings.hbase_jmx_urls else None))
     if lists_servers:
         sources.append(DataStoreSource(admin))
     return sources

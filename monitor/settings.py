@@ -60,6 +60,11 @@ class MonitorSettings(BaseModel):
         default_factory=dict, description="Explicit server id -> Ganglia host name overrides, "
         "applied before host_name_rule.")
 
+    hbase_jvm_system_metrics: bool = Field(
+        False, description="Take each RegionServer's cpu, memory and io_wait from its own JVM "
+        "(/jmx ProcessCpuLoad, heap use, the process's block-I/O delay) instead of Ganglia: for "
+        "RegionServers sharing one machine. Host names are server ids (host_name_rule identity).")
+
     # --- smoothing and completeness ---------------------------------------------------------
     smoothing_alpha: float = Field(
         0.5, gt=0, lt=1, description="Brown's smoothing constant alpha (0..1, exclusive): "

@@ -11,7 +11,9 @@ settings.register_profile(
 )
 settings.load_profile("metctl")
 
+# poll first: the other fixture modules import it (a plugin imported before pytest registers
+# it cannot get its asserts rewritten)
 pytest_plugins = sorted(
-    f"tests.fixtures.{p.stem}" for p in (Path(__file__).parent / "fixtures").glob("*.py")
-    if p.stem != "__init__"
+    (f"tests.fixtures.{p.stem}" for p in (Path(__file__).parent / "fixtures").glob("*.py")
+     if p.stem != "__init__"), key=lambda m: (m != "tests.fixtures.poll", m)
 )

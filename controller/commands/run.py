@@ -155,7 +155,7 @@ def _command(config_path, once, out_dir):
     speed = 0.0 if once else config.simulator.run_speed
     run = build_run(config, config.simulator.scenario, observers=[view, *prod.observers],
                     memory_path=config.loop.memory_path, wrap_sources=prod.watch,
-                    wrap_executor=prod.fence, may_act=prod.may_act,
+                    wrap_executor=prod.fence, wrap_drivers=prod.fence_drivers, may_act=prod.may_act,
                     clock=lambda cluster: PacedSimClock(cluster, speed))
     view.run = run
     out = Path(out_dir or f"out/run-{run.scenario.name}")
@@ -283,7 +283,8 @@ def run_live(config: Any, path: str, once: bool) -> None:
         driver.set_balancer(False)
         clock = RealClock()
         collector = Collector(prod.watch(live_sources(config.monitor, admin=driver)), config.monitor)
-        executor = Executor(infra, driver, config.executor, clock.now, config.cluster,
+        # the executor's cluster-changing driver calls ask the leadership fence first
+        executor = Executor(*prod.fence_drivers(infra, driver), config.executor, clock.now, config.cluster,
                             Journal(config.executor.journal_path))
         loop = ControlLoop(collector, prod.fence(executor), config.policy, config.loop, clock,
                            memory=MemoryStore(config.loop.memory_path),

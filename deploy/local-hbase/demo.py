@@ -66,42 +66,7 @@ BASE_PORT = 16100
 GMOND_TCP, GMOND_UDP = 16190, 16191
 GMOND_MODULES = "/usr/lib/x86_64-linux-gnu/ganglia"
 
-GMOND_CONF = """\
-globals {{
-  daemonize = no
-  setuid = no
-  debug_level = 0
-  max_udp_msg_len = 1472
-  mute = no
-  deaf = no
-  host_dmax = 0
-  host_tmax = 20
-  cleanup_threshold = 5
-  send_metadata_interval = 10
-  override_hostname = "localhost"
-  override_ip = "127.0.0.1"
-}}
-cluster {{ name = "local-hbase" owner = "metctl" }}
-udp_send_channel {{ host = 127.0.0.1 port = {udp} ttl = 1 }}
-udp_recv_channel {{ port = {udp} bind = 127.0.0.1 }}
-tcp_accept_channel {{ port = {tcp} bind = 127.0.0.1 }}
-modules {{
-  module {{ name = "core_metrics" }}
-  module {{ name = "cpu_module" path = "{mod}/modcpu.so" }}
-  module {{ name = "mem_module" path = "{mod}/modmem.so" }}
-}}
-collection_group {{ collect_once = yes time_threshold = 20 metric {{ name = "heartbeat" }} }}
-collection_group {{ collect_every = 2 time_threshold = 4
-  metric {{ name = "cpu_idle" value_threshold = "0" }}
-  metric {{ name = "cpu_wio" value_threshold = "0" }}
-  metric {{ name = "cpu_user" value_threshold = "0" }}
-  metric {{ name = "cpu_system" value_threshold = "0" }}
-  metric {{ name = "mem_total" value_threshold = "0" }}
-  metric {{ name = "mem_free" value_threshold = "0" }}
-  metric {{ name = "mem_cached" value_threshold = "0" }}
-  metric {{ name = "mem_buffers" value_threshold = "0" }}
-}}
-"""
+GMOND_TEMPLATE = ROOT / "deploy" / "ganglia" / "gmond.conf.in"  # shared with tests/fixtures/ganglia.py
 
 
 class Gmond:
@@ -110,7 +75,9 @@ class Gmond:
 
     def __init__(self, workdir: Path):
         conf = workdir / "gmond.conf"
-        conf.write_text(GMOND_CONF.format(udp=GMOND_UDP, tcp=GMOND_TCP, mod=GMOND_MODULES))
+        conf.write_text(GMOND_TEMPLATE.read_text().format(
+            tmax=20, metadata_s=10, hostname="localhost", cluster="local-hbase", owner="metctl",
+            udp=GMOND_UDP, tcp=GMOND_TCP, mod=GMOND_MODULES, every_s=2, threshold_s=4))
         self.log = open(workdir / "logs" / "gmond.log", "ab")
         self.proc = subprocess.Popen(["gmond", "-c", str(conf), "-f"], stdout=self.log,
                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)

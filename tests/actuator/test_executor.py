@@ -163,7 +163,7 @@ def test_a_move_failing_twice_then_succeeding_completes_the_plan():
     status = run_to_end(ex, world)
     assert status.state == "done"
     assert actual_layout(world) == resolved_layout(ex, plan)
-    step = next(s for s in ex._steps if s.op == "move" and s.partition == "p6" and s.parent is None)
+    step = next(s for s in ex.steps if s.op == "move" and s.partition == "p6" and s.parent is None)
     assert step.attempts == 3 and step.state == "done"
     errors = [e for e in ex.journal.events("p1", level="error") if "p6" in e["message"]]
     assert len(errors) == 2
@@ -181,7 +181,7 @@ def test_a_move_that_keeps_failing_stops_the_plan_at_a_consistent_point():
         world.advance(1)
     assert all(server is not None for server in actual_layout(world).values())
     assert not ops(world, "terminate") and not ops(world, "decommission") and not ops(world, "compact")
-    steps = {s.idx: s.state for s in ex._steps}
+    steps = {s.idx: s.state for s in ex.steps}
     assert "pending" not in steps.values() and "cancelled" in steps.values()
     assert not ex.busy
 

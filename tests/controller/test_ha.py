@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from controller.ha import Fence, HASettings, Leadership, NotLeader, read_leader
-from tests.fixtures.controllers import poll
+from tests.fixtures.poll import poll
 
 
 class FakeClock:
@@ -198,14 +198,14 @@ from actuator.executor import Executor  # noqa: E402
 from actuator.fake import FakeCluster  # noqa: E402
 from actuator.journal import Journal  # noqa: E402
 from actuator.settings import ExecutorSettings  # noqa: E402
-from controller.ha import FencedExecutor  # noqa: E402
+from controller.ha import FencedExecutor, fence_drivers  # noqa: E402
 from tests.actuator.plans import scenario  # noqa: E402
 
 
 def fenced(world: FakeCluster, journal: Journal, after_tick=None):
     lead = Leadership(HASettings(), "demo")
     lead.start()
-    ex = Executor(world.infra, world.datastore, ExecutorSettings(), world.clock, world.cluster,
+    ex = Executor(*fence_drivers(world.infra, world.datastore, lead), ExecutorSettings(), world.clock, world.cluster,
                   journal)
     return lead, FencedExecutor(ex, lead, after_tick)
 
@@ -292,3 +292,12 @@ def test_leadership_lost_in_the_middle_of_a_tick_stops_the_next_driver_call():
         world.advance(1.0)
     assert len(calls) == 1 and len(world.effects) == effects_then[0]
     assert fx.executor.ds.partitions()  # reads still pass
+
+
+def test_an_executor_built_with_drivers_outside_the_fence_is_refused():
+    world, journal = FakeCluster(), Journal(":memory:")
+    lead = Leadership(HASettings(), "demo")
+    lead.start()
+    bare = Executor(world.infra, world.datastore, ExecutorSettings(), world.clock, world.cluster, journal)
+    with pytest.raises(TypeError, match="not fenced"):
+        FencedExecutor(bare, lead)

@@ -29,7 +29,7 @@ def test_alone_it_leads_and_says_so_and_the_fenced_executor_reports_actions():
     try:
         assert prod.may_act()
         world = FakeCluster()
-        ex = prod.fence(Executor(world.infra, world.datastore, ExecutorSettings(), world.clock,
+        ex = prod.fence(Executor(*prod.fence_drivers(world.infra, world.datastore), ExecutorSettings(), world.clock,
                                  world.cluster, Journal(":memory:")))
         ex.submit(scenario(world), "plan-1")
         for _ in range(5000):
@@ -143,7 +143,7 @@ def test_the_decision_record_follows_the_executors_journal(tmp_path):
     world = FakeCluster()
 
     def executor(journal):
-        return Executor(world.infra, world.datastore, ExecutorSettings(), world.clock,
+        return Executor(*prod.fence_drivers(world.infra, world.datastore), ExecutorSettings(), world.clock,
                         world.cluster, journal)
 
     prod.fence(executor(Journal(":memory:")))

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tests.fixtures.controllers import poll
+from tests.fixtures.poll import poll
 
 pytestmark = pytest.mark.integration
 

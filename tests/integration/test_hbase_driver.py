@@ -8,6 +8,7 @@ import pytest
 
 from actuator.drivers import DataStoreDriver, DriverError
 from actuator.hbase import HBaseDriver
+from tests.fixtures.poll import poll
 
 pytestmark = pytest.mark.integration
 
@@ -18,13 +19,18 @@ def region_of(table, key: str) -> str:
     return str(locator.getRegionLocation(key.encode(), True).getRegion().getEncodedName())
 
 
-def wait_for(check, timeout_s: float = 30.0, poll_s: float = 0.5):
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = check()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(poll_s)
+def wait_for(check, timeout_s: float = 30.0, what: str = "the condition"):
+    return poll(check, timeout_s, what, every_s=0.3)
+
+
+def located(driver, region: str) -> str | None:
+    return next(p.server for p in driver.partitions() if p.id == region)
+
+
+def moved(driver, region: str, target: str) -> None:
+    """Start a move, then observe it land (the driver returns at once)."""
+    driver.move_partition(region, target)
+    wait_for(lambda: located(driver, region) == target, 60, f"{region} on {target}")
 
 
 def test_the_driver_is_a_data_store_driver(hbase_driver):
@@ -56,17 +62,17 @@ def test_a_move_is_confirmed_where_hbase_locates_the_region(hbase_driver, hbase_
     target = next(s.id for s in hbase_driver.servers() if s.id != source)
     t0 = time.monotonic()
     hbase_driver.move_partition(region, target)
+    print(f"move_partition returned in {time.monotonic() - t0:.3f} s")
+    wait_for(lambda: located(hbase_driver, region) == target, 60, f"{region} on {target}")
     print(f"move latency {time.monotonic() - t0:.2f} s")
-    assert next(p.server for p in hbase_driver.partitions() if p.id == region) == target
     locator = hbase_table.gateway.connection.getRegionLocator(hbase_table.table_name)
     loc = locator.getRegionLocation(b"user5000", True).getServerName()
     assert f"{loc.getHostname()},{loc.getPort()}" == target
     assert hbase_table.get("user5000") == b"x" * 100
     # moving it where it already is does nothing
     hbase_driver.move_partition(region, target)
-    assert next(p.server for p in hbase_driver.partitions() if p.id == region) == target
-    hbase_driver.move_partition(region, source)
-    assert next(p.server for p in hbase_driver.partitions() if p.id == region) == source
+    assert located(hbase_driver, region) == target
+    moved(hbase_driver, region, source)
 
 
 def test_a_move_to_a_server_that_is_not_live_fails(hbase_driver, hbase_table):

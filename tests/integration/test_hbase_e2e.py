@@ -75,11 +75,18 @@ def local_nodes(hbase_cluster, tmp_path):
         driver.wait_gone(node.instance_id, timeout_s=60)
 
 
+TICK_S: list[float] = []  # every executor tick's duration (printed; speed targets live in bench/)
+
+
 def run_executor(executor: Executor, timeout_s: float, stop_after_done: int | None = None):
     deadline = time.monotonic() + timeout_s
     status = executor.status()
+    ticks = []
     while executor.busy and time.monotonic() < deadline:
+        t = time.perf_counter()
         status = executor.tick()
+        ticks.append(time.perf_counter() - t)
+        TICK_S.append(ticks[-1])
         if stop_after_done is not None and status.actions_done >= stop_after_done:
             return status
         time.sleep(0.5)
@@ -174,5 +181,8 @@ def test_metctl_reshapes_the_live_cluster_while_ycsb_runs(
     print(f"plan applied in {applied_s:.1f} s (controller killed and resumed), scale-in {drained_s:.1f} s; "
           f"YCSB A during actions: {result.ops} ops, {100 * result.success_fraction:.3f} % ok, "
           f"{result.throughput:.0f} ops/s")
+    ms = sorted(1000 * t for t in TICK_S)
+    print(f"executor tick on the real cluster: {len(ms)} ticks, median {ms[len(ms) // 2]:.0f} ms, "
+          f"p95 {ms[int(len(ms) * 0.95)]:.0f} ms, max {ms[-1]:.0f} ms")
     assert result.ops > 0
     assert result.success_fraction >= 0.995

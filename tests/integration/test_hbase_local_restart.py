@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import socket
 import sys
-import time
 
 import pytest
 
 from tests.fixtures.hbase import CLUSTER_PY
+from tests.fixtures.poll import poll
 
 pytestmark = pytest.mark.integration
 
@@ -32,13 +32,7 @@ def free_port_pair() -> int:
 
 
 def wait_for(cond, what: str, timeout_s: float = 120.0):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = cond()
-        if value:
-            return value
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}")
+    return poll(cond, timeout_s, what, every_s=0.5)
 
 
 def test_a_launched_regionserver_restarted_with_a_profile_stays_a_running_node(
@@ -61,7 +55,9 @@ def test_a_launched_regionserver_restarted_with_a_profile_stays_a_running_node(
     try:
         wait_for(lambda: any(s.id == server and s.state == "active" for s in driver.servers()), "live")
         pid = json.loads((infra.root / iid / "node.json").read_text())["pid"]
-        driver.restart_server(server, "write")  # returns once it serves with the write profile
+        driver.restart_server(server, "write")  # starts it: observe it serve with the write profile
+        wait_for(lambda: any(s.id == server and s.state == "active" and s.profile == "write"
+                             for s in driver.servers()), "serving with the write profile", 180)
         rec = json.loads((infra.root / iid / "node.json").read_text())
         assert rec["pid"] != pid
         (node,) = wait_for(lambda: (ns := infra.nodes()) and ns[0].state == "running" and ns, "running")

@@ -51,3 +51,27 @@ def test_the_monitor_sees_each_tenants_real_per_region_rates(hbase_cluster, hbas
     # size and locality came from the admin API (local filesystem: everything is local)
     assert all(0.0 <= p.locality <= 1.0 and p.size_mb >= 0 for p in snap.partitions)
     print("reads/s on ycsb_c regions:", sorted(round(p.reads, 1) for p in c))
+
+
+def test_each_regionserver_reports_its_own_jvm_cpu_memory_and_io_wait(hbase_cluster, hbase_driver):
+    from monitor.jvm_cpu import JvmSystemSource
+
+    urls = tuple(p.info_url for p in hbase_cluster.region_servers() if hbase_cluster.running(p.name))
+    source = JvmSystemSource(urls)
+    first = source.sample()
+    time.sleep(1.5)
+    second = source.sample()
+    assert not first.errors and not second.errors, (first.errors, second.errors)
+    assert {h.host for h in second.hosts} == {s.id for s in hbase_driver.servers()}
+    for h in second.hosts:
+        assert h.cpu is not None and 0.0 <= h.cpu <= 1.0
+        assert h.memory is not None and 0.0 < h.memory < 1.0
+        assert h.io_wait is not None and 0.0 <= h.io_wait <= 1.0  # same machine: its PID is visible
+    assert all(h.io_wait is None for h in first.hosts)  # one sample is not a rate
+
+
+def test_a_regionserver_that_does_not_answer_is_an_error_not_a_number():
+    from monitor.jvm_cpu import JvmSystemSource
+
+    sample = JvmSystemSource(["http://127.0.0.1:1"], timeout_s=1).sample()
+    assert sample.hosts == () and len(sample.errors) == 1 and "127.0.0.1:1" in sample.errors[0]

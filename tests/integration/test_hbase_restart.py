@@ -11,6 +11,7 @@ import pytest
 import requests
 
 from actuator.hbase import PROFILE_KEY, default_settings_for
+from tests.fixtures.poll import poll
 
 pytestmark = pytest.mark.integration
 
@@ -35,6 +36,11 @@ def last_logged_mb(log: Path, pattern: str) -> float:
     return float(values[-1])
 
 
+def serving_with(driver, server_id: str, profile: str) -> None:
+    poll(lambda: any(s.id == server_id and s.state == "active" and s.profile == profile
+                     for s in driver.servers()), 180, f"{server_id} serving with {profile}", every_s=0.5)
+
+
 def test_restart_with_the_write_profile_applies_its_limits(hbase_cluster_restored, hbase_driver, hbase_table):
     cluster = hbase_cluster_restored
     settings = default_settings_for("write")
@@ -43,7 +49,8 @@ def test_restart_with_the_write_profile_applies_its_limits(hbase_cluster_restore
     proc = cluster.rs_by_server_id(server.id)
     old_pid = proc.pid
     t0 = time.monotonic()
-    hbase_driver.restart_server(server.id, "write")
+    hbase_driver.restart_server(server.id, "write")  # starts it; observed next
+    serving_with(hbase_driver, server.id, "write")
     print(f"restart latency {time.monotonic() - t0:.1f} s")
 
     proc = cluster.proc(proc.name)
@@ -69,4 +76,5 @@ def test_restart_with_the_write_profile_applies_its_limits(hbase_cluster_restore
     assert all(hbase_table.get(f"user{i:04d}") == b"x" * 100 for i in range(0, 10_000, 500))
 
     hbase_driver.restart_server(server.id, "default")
+    serving_with(hbase_driver, server.id, "default")
     assert conf_of(cluster.proc(proc.name).info_url)[PROFILE_KEY] == "default"

@@ -7,6 +7,8 @@ import time
 
 import pytest
 
+from tests.fixtures.poll import poll
+
 pytestmark = pytest.mark.integration
 
 
@@ -22,7 +24,9 @@ def test_a_new_server_takes_regions_one_by_one_and_drains_with_none_offline(
     # incremental: each move lands before the next starts, and the count grows by one each time
     to_move = [p.id for p in hbase_driver.partitions() if p.table == "usertable"][:3]
     for n, region in enumerate(to_move, start=1):
-        hbase_driver.move_partition(region, new.server_id)
+        hbase_driver.move_partition(region, new.server_id)  # starts it; observed next
+        poll(lambda: any(p.id == region and p.server == new.server_id for p in hbase_driver.partitions()),
+             60, f"{region} on the new server", every_s=0.3)
         on_new = {p.id for p in hbase_driver.partitions() if p.server == new.server_id}
         assert on_new == set(to_move[:n])
 
@@ -47,7 +51,9 @@ def test_a_new_server_takes_regions_one_by_one_and_drains_with_none_offline(
     thread = threading.Thread(target=reader, daemon=True)
     thread.start()
     t0 = time.monotonic()
-    hbase_driver.decommission(new.server_id)
+    hbase_driver.decommission(new.server_id)  # starts the drain; observed next
+    poll(lambda: new.server_id not in {s.id for s in hbase_driver.servers()}, 240,
+         "the decommissioned server to stop", every_s=0.3)
     print(f"drain + stop {time.monotonic() - t0:.1f} s; {reads} reads during it, {len(failures)} failed")
     stop.set()
     thread.join(timeout=30)
@@ -63,7 +69,4 @@ def test_a_new_server_takes_regions_one_by_one_and_drains_with_none_offline(
 
 
 def _wait_exit(cluster, name: str, timeout_s: float = 30) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while cluster.running(name) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    return not cluster.running(name)
+    return poll(lambda: not cluster.running(name), timeout_s, f"{name} to exit", every_s=0.3)

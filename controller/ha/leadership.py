@@ -1,4 +1,4 @@
-"""High availability: one acting controller among several, elected through ZooKeeper.
+"""Leadership (kazoo): high availability: one acting controller among several, elected through ZooKeeper.
 
 Several `metctl run` instances may watch the same cluster; exactly one acts. Each contends for
 a kazoo Lock at `<root_znode>/<cluster>/leader` (an ephemeral sequential znode per contender;
@@ -20,173 +20,21 @@ Without `ha.zookeeper_hosts`, `Leadership.alone()` always leads and says so: met
 
 kazoo is imported only when ZooKeeper is configured, so the core install does not need it.
 """
+
 from __future__ import annotations
 
 import logging
-import os
 import signal
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from controller.ha.fence import Fence, NotLeader
+from controller.ha.settings import HASettings
 
 log = logging.getLogger("metctl.ha")
-
-
-class HASettings(BaseModel):
-    """Leader election among several metctl instances watching the same cluster."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    zookeeper_hosts: str = Field(
-        "",
-        description="ZooKeeper connection string `host:port[,host:port…]` (the HBase quorum "
-        "works). Empty: no leader election, this instance runs alone and acts.",
-    )
-    root_znode: str = Field(
-        "/metctl",
-        description="Znode under which metctl keeps its election: `<root_znode>/<cluster>/leader`.",
-    )
-    session_timeout_s: float = Field(
-        10.0,
-        gt=0,
-        description="ZooKeeper session timeout requested, in seconds. A leader that loses its "
-        "session stops acting; a dead leader is replaced after about this long. Must lie within "
-        "the server's bounds (2 to 20 x tickTime) so the server grants at least this much.",
-    )
-    lease_fraction: float = Field(
-        0.5,
-        gt=0,
-        lt=1,
-        description="Share of the session timeout for which one successful round trip to "
-        "ZooKeeper proves leadership; past it the leader stops starting actions until a new "
-        "round trip succeeds (fraction, 0..1).",
-    )
-    connect_timeout_s: float = Field(
-        15.0,
-        gt=0,
-        description="How long startup waits for the first ZooKeeper connection, in seconds.",
-    )
-    identity: str = Field(
-        "",
-        description="This instance's name in the election and in logs. Empty: `<hostname>:<pid>`.",
-    )
-
-    @field_validator("root_znode")
-    @classmethod
-    def _absolute(cls, value: str) -> str:
-        if not value.startswith("/") or value.endswith("/") and value != "/":
-            raise ValueError("an absolute znode path such as /metctl (no trailing slash)")
-        return value
-
-    @property
-    def enabled(self) -> bool:
-        return bool(self.zookeeper_hosts.strip())
-
-    def resolved_identity(self) -> str:
-        return self.identity or f"{socket.gethostname()}:{os.getpid()}"
-
-    def election_path(self, cluster: str) -> str:
-        root = "" if self.root_znode == "/" else self.root_znode
-        return f"{root}/{cluster}/leader"
-
-
-class NotLeader(RuntimeError):
-    """Raised by `Leadership.acting()` when this instance may not start an action."""
-
-
-class Fence:
-    """The leadership state, thread-safe, with time passed in (no clock of its own).
-
-    `holding`: we own the lock znode. `suspended`: kazoo said SUSPENDED/LOST since the last
-    proof. `confirmed_at`: monotonic time at which the last successful round trip was *sent*
-    (the server heard from us no earlier, so our session lives at least a session timeout
-    beyond it). `released`: SIGTERM — never lead again in this process.
-    """
-
-    def __init__(self, lease_s: float):
-        self.lease_s = lease_s
-        self._mu = threading.Lock()
-        self._holding = False
-        self._suspended = False
-        self._released = False
-        self._confirmed_at: float | None = None
-        self._epoch = 0  # bumped on every SUSPENDED/LOST: a proof sent before it is worthless
-
-    def epoch(self) -> int:
-        with self._mu:
-            return self._epoch
-
-    def acquired(self, sent_at: float) -> None:
-        with self._mu:
-            self._holding = True
-            self._suspended = False
-            self._confirmed_at = sent_at
-
-    def confirmed(self, sent_at: float, epoch: int) -> bool:
-        """A round trip sent at `sent_at` (during `epoch`) found our lock znode alive."""
-        with self._mu:
-            if epoch != self._epoch or not self._holding:
-                return False
-            self._suspended = False
-            if self._confirmed_at is None or sent_at > self._confirmed_at:
-                self._confirmed_at = sent_at
-            return True
-
-    def suspended(self) -> None:
-        with self._mu:
-            self._suspended = True
-            self._epoch += 1
-
-    def lost(self) -> None:
-        with self._mu:
-            self._holding = False
-            self._suspended = True
-            self._confirmed_at = None
-            self._epoch += 1
-
-    def released(self) -> None:
-        with self._mu:
-            self._released = True
-            self._holding = False
-            self._epoch += 1
-
-    @property
-    def is_released(self) -> bool:
-        with self._mu:
-            return self._released
-
-    @property
-    def holding(self) -> bool:
-        with self._mu:
-            return self._holding
-
-    def is_leader(self, now: float) -> bool:
-        with self._mu:
-            return (
-                self._holding
-                and not self._suspended
-                and not self._released
-                and self._confirmed_at is not None
-                and now - self._confirmed_at < self.lease_s
-            )
-
-    def why_not(self, now: float) -> str:
-        """One phrase for logs and status: why this instance does not lead (or 'leader')."""
-        with self._mu:
-            if self._released:
-                return "released (shutting down)"
-            if not self._holding:
-                return "following"
-            if self._suspended:
-                return "ZooKeeper session suspended"
-            if self._confirmed_at is None or now - self._confirmed_at >= self.lease_s:
-                return "leadership lease expired (no recent ZooKeeper round trip)"
-            return "leader"
 
 
 LeadershipListener = Callable[[bool, str], None]
@@ -521,102 +369,3 @@ def read_leader(settings: HASettings, cluster: str, timeout_s: float = 5.0) -> s
     finally:
         client.stop()
         client.close()
-
-
-class FencedDriver:
-    """An infrastructure or data-store driver whose calls that change the cluster (launch,
-    terminate, move_partition, restart_server, compact, decommission, set_balancer) raise
-    NotLeader unless this instance may act; reads (nodes, servers, partitions,
-    compaction_running) pass. The journal already holds the step's intent, so an interrupted
-    step is resumed by the next leader from observation, like a crash between two writes."""
-
-    READS = frozenset({"nodes", "servers", "partitions", "compaction_running"})
-
-    def __init__(self, driver: Any, leadership: Leadership):
-        self._driver, self._leadership = driver, leadership
-
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._driver, name)
-        if name in self.READS or name.startswith("_") or not callable(attr):
-            return attr
-
-        def fenced(*args: Any, **kwargs: Any) -> Any:
-            if not self._leadership.may_act():
-                raise NotLeader(f"{name} refused: {self._leadership.status()}")
-            return attr(*args, **kwargs)
-
-        return fenced
-
-
-class FencedExecutor:
-    """The executor as the control loop sees it, behind the leadership fence.
-
-    The loop asks `may_act()` before submitting a plan; a plan in flight, though, advances on
-    every `tick()`, and each tick may start driver calls. This wrapper asks again before every
-    tick, `submit()` and `resume()`: a fenced instance does not touch the cluster, it only
-    reports the status it last knew. When leadership comes (back), the journal is re-read
-    (`resume()`) first, since another instance may have moved the plan on meanwhile. Each
-    tick runs inside `Leadership.acting()`, so a SIGTERM hands over only between ticks.
-    `after_tick(status)` (e.g. telemetry.StepWatcher) sees every status a tick returns.
-    """
-
-    def __init__(self, executor: Any, leadership: Leadership,
-                 after_tick: Callable[[Any], None] | None = None):
-        self.executor, self.leadership = executor, leadership
-        self.after_tick = after_tick
-        self._synced = False  # True while we lead and have re-read the journal since
-        # A tick may start several driver calls: each one that changes the cluster asks the
-        # fence again, so leadership lost in the middle of a tick stops the next call.
-        for attr in ("infra", "ds"):
-            driver = getattr(executor, attr, None)
-            if driver is not None and not isinstance(driver, FencedDriver):
-                setattr(executor, attr, FencedDriver(driver, leadership))
-
-    def __getattr__(self, name: str) -> Any:  # status(), plan_id, journal, … pass through
-        return getattr(self.executor, name)
-
-    @property
-    def busy(self) -> bool:
-        # A new leader first learns from the journal whether a plan is in flight, so the loop
-        # finishes the dead leader's plan before deciding anything new.
-        if not self._synced and self.leadership.may_act():
-            try:
-                with self.leadership.acting():
-                    self._ensure_synced()
-            except NotLeader:
-                pass
-        return self.executor.busy
-
-    def _ensure_synced(self) -> None:
-        if not self._synced:
-            self.executor.resume()
-            self._synced = True
-
-    def submit(self, plan: Any, plan_id: str) -> None:
-        with self.leadership.acting():
-            self._ensure_synced()
-            self.executor.submit(plan, plan_id)
-
-    def resume(self) -> Any:
-        if not self.leadership.may_act():
-            self._synced = False
-            return self.executor.status()
-        with self.leadership.acting():
-            status = self.executor.resume()
-            self._synced = True
-        return status
-
-    def tick(self) -> Any:
-        if not self.leadership.may_act():
-            self._synced = False
-            return self.executor.status()
-        try:
-            with self.leadership.acting():
-                self._ensure_synced()
-                status = self.executor.tick()
-        except NotLeader:  # fenced between the check and the start: nothing was done
-            self._synced = False
-            return self.executor.status()
-        if self.after_tick is not None:
-            self.after_tick(status)
-        return status

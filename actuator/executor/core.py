@@ -1,0 +1,201 @@
+"""The executor: carries out a Plan through an infrastructure driver and a data-store driver,
+step by step, journaling each step before and after it runs.
+
+It is a NON-BLOCKING state machine: `tick()` observes the cluster (the drivers' `nodes()`,
+`servers()` and `partitions()`, at most once each), lets the current phase map what it sees to
+state transitions, then issue the driver calls that start what may start, and returns. No
+driver call waits for an operation to complete: completion is observed on later ticks, and
+every limit is in ONE timeout table (actuator/executor/states.py). Time comes only from the
+injected `clock`, so the same code runs on real time (the daemon) and simulated time.
+
+Order (MET's actuator with the incremental-elasticity transfer), as Parqua-style phases, one
+module each (docs/executor.md has the generated state tables):
+
+  prepare      journal the plan; check it against the cluster (every node to terminate is owned
+               by metctl); switch the data store's balancer off                     (prepare.py)
+  launch       launch placeholder nodes "new-1"… and wait until running and registered, each
+               state with its own timeout; failed attempts are terminated and retried (launch.py)
+  reconfigure  one node at a time: evacuate, restart with the new profile, refill (reconfigure.py)
+  move         the remaining moves, at most `max_concurrent_moves` in flight        (moves.py)
+  verify       every move is observed in place (the store may have moved one back: redo it)
+  committed    ONE journal write: the new layout is in effect; from here the plan rolls forward
+  compact      major compactions the plan carries (restore locality)                (retire.py)
+  drain        move what is left off each removed node, then decommission its server
+  terminate    terminate removed nodes: never one serving partitions, never one not owned
+  finish       restore the balancer if it was on
+  (abandoning) roll back: partitions off the new nodes, then terminate them      (rollback.py)
+
+A data-store action that keeps failing stops the plan at a consistent point (every partition is
+served somewhere; the journal says why). A restarted controller calls `resume()`: the journal
+plus fresh observations say exactly where each step stood. Steps are idempotent by observation:
+a move whose partition is already at its target, a restart whose server already runs the new
+profile, a launch whose token tag is already on a node — none is done twice.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Callable
+
+from actuator.drivers import DataStoreDriver, DriverError, InfrastructureDriver, NotOwnedError
+from actuator.executor import launch, moves, prepare, reconfigure, retire, rollback
+from actuator.executor.context import Context, Observation, StopPlan, log
+from actuator.executor.states import PHASE_ORDER, Phase
+from actuator.executor.step import ACTION_FIELDS, Step
+from actuator.journal import Journal
+from actuator.settings import ExecutorSettings
+from actuator.userdata import render_user_data
+from decision.model import Plan
+
+# The phase modules' tick functions: each returns True when its phase is complete.
+PHASE_TICKS: dict[Phase, Callable[[Context, float], bool]] = {
+    Phase.PREPARE: prepare.tick,
+    Phase.LAUNCH: launch.tick,
+    Phase.RECONFIGURE: reconfigure.tick,
+    Phase.MOVE: moves.tick_move,
+    Phase.VERIFY: moves.tick_verify,
+    Phase.COMMITTED: moves.tick_commit,
+    Phase.COMPACT: retire.tick_compact,
+    Phase.DRAIN: retire.tick_drain,
+    Phase.TERMINATE: retire.tick_terminate,
+    Phase.FINISH: retire.tick_finish,
+}
+
+
+class ExecutorBusy(RuntimeError):
+    """submit() while another plan is still in flight."""
+
+
+@dataclass(frozen=True)
+class ExecutionStatus:
+    """What one tick reports. `actions_done`/`actions_total` count the plan's own actions
+    (the moves the executor adds to evacuate or drain a node are shown by `metctl status`)."""
+
+    state: str  # idle | running | done | failed | abandoned
+    plan_id: str | None = None
+    phase: str = ""
+    actions_done: int = 0
+    actions_total: int = 0
+    current: str = ""
+    last_error: str | None = None
+    reason: str = ""  # why the plan stopped (failed / abandoned)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+class Executor(Context):
+    def __init__(self, infra: InfrastructureDriver, datastore: DataStoreDriver,
+                 settings: ExecutorSettings, clock: Callable[[], float], cluster: str,
+                 journal: Journal | None = None, *,
+                 user_data: Callable[[str], str] | None = None):
+        super().__init__(infra, datastore, settings, clock, cluster, journal,
+                         user_data or (lambda profile: render_user_data(cluster, profile)))
+
+    def submit(self, plan: Plan, plan_id: str) -> None:
+        """Journal the plan (prepare). Refuses while another plan is in flight."""
+        if self.busy:
+            raise ExecutorBusy(f"plan {self.plan_id} is still in flight")
+        if self.journal.in_flight() is not None:
+            raise ExecutorBusy(f"plan {self.journal.in_flight()} is in flight in the journal; resume() it first")
+        if self.journal.load_plan(plan_id) is not None:
+            raise ValueError(f"plan id {plan_id} is already in the journal")
+        steps = [Step(idx=i, **{f: getattr(a, f) for f in ACTION_FIELDS}).row()
+                 for i, a in enumerate(plan.actions)]
+        now = self.clock()
+        doc = dict(plan.to_dict(), plan_id=plan_id, cluster=self.cluster)
+        self.journal.create_plan(plan_id, self.cluster, doc, steps, now)
+        log.info("plan %s journaled: %d actions", plan_id, len(steps))
+        self.load(plan_id)
+        self.last_error = None
+
+    def resume(self) -> ExecutionStatus:
+        """On start-up: pick up a journaled plan in flight and finish it (or roll it back when
+        `on_resume` is 'rollback' and its commit point was not reached)."""
+        plan_id = self.journal.in_flight()
+        if plan_id is None:
+            latest = self.journal.latest()
+            if latest is not None:
+                self.load(latest)
+            return self.status()
+        self.load(plan_id)
+        now = self.clock()
+        self.journal.update_plan(plan_id, now, event="controller restarted: resuming plan")
+        log.info("resuming plan %s at phase %s", plan_id, self.plan_row["phase"])
+        if (self.settings.on_resume == "rollback" and not self.plan_row["committed"]
+                and self.plan_row["state"] == "running"):
+            self.begin_abandon(now, "controller restarted before the commit point (on_resume: rollback)")
+        return self.status()
+
+    def status(self) -> ExecutionStatus:
+        if self.plan_id is None:
+            return ExecutionStatus(state="idle")
+        row = self.plan_row
+        state = {"running": "running", "abandoning": "running"}.get(row["state"], row["state"])
+        plan_steps = [s for s in self.steps if s.parent is None]
+        done = sum(1 for s in plan_steps if s.state in ("done", "skipped"))
+        return ExecutionStatus(
+            state=state, plan_id=self.plan_id,
+            phase="abandoning" if row["state"] == "abandoning" else row["phase"],
+            actions_done=done, actions_total=len(plan_steps), current=self._current(),
+            last_error=self.last_error or row.get("error"),
+            reason=row.get("error") or "" if row["state"] in ("failed", "abandoned") else "")
+
+    def tick(self) -> ExecutionStatus:
+        """Advance the plan in flight as far as it can go without waiting; never blocks."""
+        if not self.busy:
+            return self.status()
+        now = self.clock()
+        self.obs = Observation(self.infra, self.ds)
+        try:
+            if self.plan_row["state"] == "abandoning":
+                rollback.tick(self, now)
+            else:
+                self._tick_phase(now)
+        except StopPlan as stop:
+            self.stop(now, str(stop))
+        except NotOwnedError as err:
+            self.stop(now, f"refused: {err}")
+        except DriverError as err:
+            # An observation failed (the API is unreachable): nothing was changed; try next tick.
+            self.note_error(now, None, f"observing the cluster failed: {err}")
+        finally:
+            self.obs = None  # type: ignore[assignment]
+        return self.status()
+
+    def _tick_phase(self, now: float) -> None:
+        # A step journaled as failed whose consequence (stop / abandon) was not journaled yet:
+        # the controller died between the two writes. Finish what it had started.
+        failed = next((st for st in self.steps if st.state == "failed"), None)
+        if failed is not None:
+            if failed.op == "launch":
+                self.begin_abandon(now, f"launch of {failed.node} failed: {failed.error}")
+            else:
+                raise StopPlan(f"{failed.describe()}: {failed.error}")
+            return
+        # Each phase handler returns True when the phase is complete; then the next one starts
+        # within the same tick (phase changes are journal writes of their own).
+        while self.busy and self.plan_row["state"] == "running":
+            phase = self.plan_row["phase"]
+            if not PHASE_TICKS[Phase(phase)](self, now):
+                return
+            if self.plan_row["state"] != "running":
+                return
+            if phase == Phase.FINISH:
+                return
+            nxt = PHASE_ORDER[PHASE_ORDER.index(Phase(phase)) + 1].value
+            self.set_plan(now, phase=nxt, event=f"phase {nxt}")
+
+    def _current(self) -> str:
+        row = self.plan_row
+        if row.get("state") not in ("running", "abandoning"):
+            return ""
+        if row["state"] == "abandoning":
+            return f"abandoning: {row.get('error') or ''}"
+        active = [s for s in self.steps if s.state == "running"]
+        if not active:
+            return row["phase"]
+        head = active[0]
+        extra = f" ({head.sub_state})" if head.sub_state else ""
+        more = f" +{len(active) - 1} more" if len(active) > 1 else ""
+        return f"{row['phase']}: {head.describe()}{extra}{more}"
+

@@ -1,0 +1,106 @@
+"""Phases move, verify and committed, and the move engine every phase uses: observe running
+moves first, then start pending ones within the throttle (max_concurrent_moves) and the
+incremental rule (toward a new node, one source node at a time)."""
+from __future__ import annotations
+
+from actuator.drivers import DriverError
+from actuator.executor.context import Context, StopPlan, age
+from actuator.executor.states import timeout_s
+from actuator.executor.step import Step
+
+
+def tick_move(ctx: Context, now: float) -> bool:
+    moves = [m for m in ctx.of("move") if not m.finished]
+    advance(ctx, moves, now)
+    return all(m.finished for m in ctx.of("move"))
+
+
+def tick_verify(ctx: Context, now: float) -> bool:
+    parts = ctx.obs.parts
+    reopened = 0
+    for m in ctx.of("move"):
+        if m.state != "done":
+            continue
+        dest = ctx.resolve(m.target)
+        loc = parts.get(m.partition)
+        if loc is not None and loc.server != dest:
+            if m.attempts >= ctx.settings.datastore_attempts:
+                raise StopPlan(f"{m.describe()}: the data store keeps moving it away (now on {loc.server})")
+            ctx.set_step(m, now, state="pending", called=0, note="moved back by the data store",
+                      event=f"{m.partition} found on {loc.server}, not {dest}: moving it again", level="error")
+            reopened += 1
+    if reopened:
+        ctx.set_plan(now, phase="move", event=f"verify: {reopened} moves undone by the data store")
+        return False
+    return True
+
+
+def tick_commit(ctx: Context, now: float) -> bool:
+    if not ctx.plan_row["committed"]:
+        ctx.set_plan(now, committed=1, event="COMMIT: the new layout is in effect")
+    return True
+
+
+def advance(ctx: Context, moves: list[Step], now: float) -> None:
+    """Observe running moves; start pending ones within the throttle and the incremental rule."""
+    s, parts = ctx.settings, ctx.obs.parts
+    for m in moves:
+        if m.state != "running":
+            continue
+        dest = ctx.resolve(m.target)
+        loc = parts.get(m.partition)
+        if loc is None:
+            ctx.set_step(m, now, state="skipped", finished_at=now, note="partition no longer exists")
+        elif loc.server == dest:
+            ctx.set_step(m, now, state="done", finished_at=now, error=None)
+        elif not m.called and loc.server is None:
+            ctx.set_step(m, now, called=1)  # already in transition: our call went out before a restart
+        elif not m.called:
+            _issue_move(ctx, m, dest, now)
+        elif age(m, now) > (limit := timeout_s(s, "move", m.state)):
+            ctx.requeue_or_stop(m, now, f"{m.partition} not on {dest} after {limit:g} s "
+                                          f"(on {loc.server})")
+    in_flight = [m for m in ctx.of("move", plan_only=False) if m.state == "running"]
+    new_servers = ctx.new_servers()
+    # Incremental elasticity: toward a new node, only one source node sends at a time.
+    sending: dict[str, str] = {}
+    for m in in_flight:
+        dest = ctx.resolve(m.target)
+        if dest in new_servers and s.incremental_transfer:
+            sending[dest] = m.source or ""
+    pending = [m for m in moves if m.state == "pending"]
+    pending.sort(key=lambda m: (ctx.resolve(m.target) or "", m.source or "", m.idx))
+    for m in pending:
+        if len(in_flight) >= s.max_concurrent_moves:
+            break
+        if m.next_try_at is not None and now < m.next_try_at:
+            continue
+        dest = ctx.resolve(m.target)
+        loc = parts.get(m.partition)
+        if loc is None:
+            ctx.set_step(m, now, state="skipped", finished_at=now, note="partition no longer exists")
+            continue
+        if loc.server == dest:
+            ctx.set_step(m, now, state="done", finished_at=now, note="already in place")
+            continue
+        src = loc.server or m.source or ""
+        if dest in new_servers and s.incremental_transfer and sending.get(dest, src) != src:
+            continue
+        if src != m.source:
+            m.source = src
+        ctx.set_step(m, now, state="running", attempts=m.attempts + 1, called=0, since=now,
+                  started_at=m.started_at or now, source=src)
+        _issue_move(ctx, m, dest, now)
+        if m.state == "running":
+            in_flight.append(m)
+            if dest in new_servers and s.incremental_transfer:
+                sending[dest] = src
+
+
+def _issue_move(ctx: Context, m: Step, dest: str, now: float) -> None:
+    try:
+        ctx.ds.move_partition(m.partition, dest)
+    except DriverError as err:
+        ctx.requeue_or_stop(m, now, f"move {m.partition} -> {dest} failed: {err}", err.retryable)
+        return
+    ctx.set_step(m, now, called=1)

@@ -1,0 +1,97 @@
+"""Per-RegionServer system metrics from the RegionServer's own JVM, through its /jmx servlet:
+for RegionServers that share one machine (the local cluster), where a host-wide Ganglia CPU
+figure would pin every server to the same number.
+
+- cpu    = `ProcessCpuLoad` of `java.lang:type=OperatingSystem` (this JVM's share of all the
+  machine's cores, 0..1);
+- memory = heap used / heap max of `java.lang:type=Memory` (`HeapMemoryUsage`);
+- io_wait = the JVM process's block-I/O delay (field 42 of /proc/<pid>/stat, delayacct_blkio_ticks)
+  per second between two samples, when its PID (`java.lang:type=Runtime` Name "pid@host") is
+  visible here; else missing (metctl holds, it never guesses).
+The host name is the server id "host,port" (tag.serverName of the RegionServer Server bean);
+use `host_name_rule: identity`.
+
+A minimal source written for the chaos proof (issue 11); the on-ramp issue (13) builds the
+full one. Enabled by `monitor.hbase_jvm_system_metrics`.
+"""
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Sequence
+
+import requests
+
+from monitor.source import HostSample, Sample
+
+OS_BEAN = "java.lang:type=OperatingSystem"
+MEMORY_BEAN = "java.lang:type=Memory"
+RUNTIME_BEAN = "java.lang:type=Runtime"
+SERVER_BEAN = "Hadoop:service=HBase,name=RegionServer,sub=Server"
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _bean(session: requests.Session, url: str, name: str, timeout_s: float) -> dict[str, Any]:
+    r = session.get(f"{url}/jmx", params={"qry": name}, timeout=timeout_s)
+    r.raise_for_status()
+    beans = r.json().get("beans", [])
+    if not beans:
+        raise ValueError(f"no bean {name}")
+    return beans[0]
+
+
+def _blkio_ticks(pid: int) -> int | None:
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return int(fields[39]) if len(fields) > 39 else None  # field 42 overall, 40th after "(comm)"
+
+
+class JvmSystemSource:
+    def __init__(self, urls: Sequence[str], discover: Callable[[], Sequence[str]] | None = None,
+                 timeout_s: float = 3.0, clock: Callable[[], float] = time.time):
+        self.urls = tuple(u.rstrip("/") for u in urls)
+        self.discover, self.timeout_s, self.clock = discover, timeout_s, clock
+        self._session = requests.Session()
+        self._last_io: dict[str, tuple[float, int]] = {}  # url -> (when, blkio ticks)
+
+    def _one(self, url: str) -> HostSample | str:
+        try:
+            server = _bean(self._session, url, SERVER_BEAN, self.timeout_s)
+            host = ",".join(str(server["tag.serverName"]).split(",")[:2])
+            osb = _bean(self._session, url, OS_BEAN, self.timeout_s)
+            mem = _bean(self._session, url, MEMORY_BEAN, self.timeout_s)["HeapMemoryUsage"]
+            pid = int(str(_bean(self._session, url, RUNTIME_BEAN, self.timeout_s)["Name"]).split("@")[0])
+        except (requests.RequestException, ValueError, KeyError, TypeError) as e:
+            return f"{url}: {type(e).__name__}: {str(e)[:200]}"
+        cpu = float(osb.get("ProcessCpuLoad", -1))
+        memory = float(mem["used"]) / float(mem["max"]) if float(mem.get("max", 0)) > 0 else None
+        io_wait, reason = None, ""
+        ticks, now = _blkio_ticks(pid), self.clock()
+        if ticks is None:
+            reason = f"process {pid} not visible here: no io_wait"
+        else:
+            last = self._last_io.get(url)
+            self._last_io[url] = (now, ticks)
+            if last is not None and now > last[0] and ticks >= last[1]:
+                io_wait = min(1.0, (ticks - last[1]) / _TICKS / (now - last[0]))
+            else:
+                reason = "io_wait needs two samples"
+        return HostSample(host=host, cpu=cpu if 0 <= cpu <= 1 else None, io_wait=io_wait,
+                          memory=memory, reason=reason)
+
+    def sample(self) -> Sample:
+        urls = list(self.urls)
+        errors: list[str] = []
+        if self.discover is not None:
+            try:
+                urls += [u.rstrip("/") for u in self.discover() if u and u.rstrip("/") not in urls]
+            except Exception as e:  # noqa: BLE001 - reported, never raised (MetricsSource contract)
+                errors.append(f"discovering RegionServers failed: {e}")
+        with ThreadPoolExecutor(max_workers=max(1, min(8, len(urls)))) as pool:
+            got = list(pool.map(self._one, urls))
+        hosts = tuple(g for g in got if isinstance(g, HostSample))
+        errors += [g for g in got if isinstance(g, str)]
+        return Sample(taken_at=self.clock(), hosts=hosts, errors=tuple(errors))

@@ -1,0 +1,69 @@
+"""The executor's declared states: the tables refuse illegal moves, every timeout names a real
+setting, and docs/executor.md and the journal schema cannot drift from the tables."""
+from pathlib import Path
+
+import pytest
+
+from actuator.executor import STEP_COLUMNS, IllegalTransition, Step
+from actuator.executor.states import (
+    PHASE_TRANSITIONS, PLAN_TRANSITIONS, STEP_TRANSITIONS, TIMEOUTS, Phase, PlanState, StepState,
+    render_doc, set_state, states_comment, timeout_s,
+)
+from actuator.journal import _SCHEMA
+from actuator.settings import ExecutorSettings
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "executor.md"
+
+
+def test_the_state_section_of_the_executor_page_is_generated_from_the_tables():
+    doc = DOC.read_text()
+    assert render_doc(doc) == doc, "docs/executor.md drifted: run python -m actuator.executor.states"
+
+
+def test_the_journal_schema_names_every_state():
+    for enum in (PlanState, Phase, StepState):
+        assert states_comment(enum) in _SCHEMA
+
+
+def test_finished_states_are_final_and_a_finished_step_never_restarts():
+    for final in (StepState.SKIPPED, StepState.CANCELLED, StepState.FAILED, StepState.ROLLED_BACK):
+        assert STEP_TRANSITIONS[final] == frozenset()
+        with pytest.raises(IllegalTransition):
+            set_state("step", final.value, "running")
+    for final in (PlanState.DONE, PlanState.FAILED, PlanState.ABANDONED):
+        with pytest.raises(IllegalTransition):
+            set_state("plan", final.value, "running")
+
+
+def test_phases_go_forward_one_at_a_time_except_verify_back_to_move():
+    set_state("phase", "verify", "move")
+    set_state("phase", "prepare", "launch")
+    for old, new in (("prepare", "move"), ("committed", "move"), ("finish", "prepare")):
+        with pytest.raises(IllegalTransition):
+            set_state("phase", old, new)
+    assert all(len(n) <= 2 for n in PHASE_TRANSITIONS.values())
+
+
+def test_an_unknown_state_is_refused():
+    with pytest.raises(IllegalTransition):
+        set_state("step", "pending", "half-done")
+
+
+def test_every_table_covers_every_state():
+    assert set(PLAN_TRANSITIONS) == set(PlanState)
+    assert set(PHASE_TRANSITIONS) == set(Phase)
+    assert set(STEP_TRANSITIONS) == set(StepState)
+
+
+def test_every_timeout_is_an_executor_setting_and_follows_it():
+    s = ExecutorSettings(move_timeout_s=7, drain_timeout_s=9)
+    for field in TIMEOUTS.values():
+        assert field in ExecutorSettings.model_fields
+    assert timeout_s(s, "move", "running") == 7
+    assert timeout_s(s, "drain", "decommission") == 9
+    assert timeout_s(s, "move", "pending") is None
+
+
+def test_step_fields_are_the_journal_columns():
+    step = Step(idx=0, op="move")
+    assert tuple(step.row()) == STEP_COLUMNS
