@@ -8,9 +8,17 @@ BIN     = $(VENV)/bin
 
 .PHONY: run test venv system-deps bench clean demo-hbase chaos-hbase
 
-$(BIN)/.installed: pyproject.toml
+# The core (what `make run` needs): numpy, scipy, pydantic, rich, matplotlib, … — no drivers,
+# no test tools; pip's own progress is shown (a first install takes about a minute).
+$(BIN)/.core: pyproject.toml
 	bash deploy/bootstrap-python.sh $(PYTHON) $(VENV)
-	$(BIN)/pip install -q --upgrade pip
+	@echo "metctl: installing the core into $(VENV)/ (no test extras; pip's progress follows)"
+	$(BIN)/pip install --progress-bar on -e .
+	touch $@
+
+# `make test` (and `make venv`) add every driver extra and the test tools to the same venv.
+$(BIN)/.installed: $(BIN)/.core
+	@echo "metctl: installing the drivers and test tools into $(VENV)/"
 	$(BIN)/pip install -q -e '.[test]'
 	touch $@
 
@@ -19,7 +27,7 @@ venv: $(BIN)/.installed
 system-deps:
 	bash deploy/install-test-deps.sh
 
-run: venv
+run: $(BIN)/.core
 	$(BIN)/metctl run
 
 test: venv system-deps

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from monitor.collector import Collector  # noqa: E402
 from monitor.ganglia import parse_dump, to_host_sample  # noqa: E402
-from monitor.hbase_jmx import parse_regions  # noqa: E402
+from monitor.hbase_jmx import OS_BEAN, parse_process_cpu, parse_regions, process_cpu_samples  # noqa: E402
 from monitor.settings import MonitorSettings  # noqa: E402
 from monitor.source import HostSample, PartitionSample, Sample  # noqa: E402
 
@@ -165,6 +165,36 @@ def main() -> None:
     print(f"hbase /jmx: answer {len(text) / 2**20:.1f} MiB, {len(jmx_once())} regions x "
           f"{len(REGION_METRICS)} metrics: json+parse median {statistics.median(t):.1f} ms, "
           f"min {min(t):.1f} ms, max {max(t):.1f} ms (target < 200 ms)", flush=True)
+
+    # JVM process CPU: 1,000 RegionServers' java.lang:type=OperatingSystem answers (the shape
+    # HBase 2.6.4 on JDK 17 prints), 10 servers per host, parsed and turned into process samples,
+    # then folded by the collector with one machine sample per host.
+    os_texts = [json.dumps({"beans": [{"name": OS_BEAN, "ProcessCpuLoad": (i % 97) / 97,
+                                       "SystemCpuLoad": 0.5, "CpuLoad": 0.5,
+                                       "TotalMemorySize": 25276063744, "AvailableProcessors": 2,
+                                       "ObjectName": OS_BEAN}]}) for i in range(1000)]
+    servers = [f"rs{i // 10}.bench,{16020 + i % 10}" for i in range(1000)]
+    machines = tuple(HostSample(host=f"rs{h}.bench", cpu=0.5, io_wait=0.01, memory=0.4)
+                     for h in range(100))
+
+    def jvm_once():
+        cpu = {srv: parse_process_cpu(json.loads(t)["beans"][0]) for srv, t in zip(servers, os_texts)}
+        return process_cpu_samples(cpu, {}, "shared_hosts")
+
+    t = timed(jvm_once, 15)
+    print(f"hbase JVM CPU: 1,000 RegionServers (10 per host): json+parse median "
+          f"{statistics.median(t):.1f} ms, min {min(t):.1f} ms, max {max(t):.1f} ms "
+          f"(target < 200 ms)", flush=True)
+    procs = tuple(jvm_once())
+
+    class _Fixed:
+        def sample(self):
+            return Sample(taken_at=0.0, hosts=machines + procs, servers=tuple(servers))
+
+    collector = Collector([_Fixed()], MonitorSettings())
+    t = timed(lambda: collector.poll(0.0), 15)
+    print(f"collector: 1,000 process samples merged with 100 machines: median "
+          f"{statistics.median(t):.1f} ms, max {max(t):.1f} ms", flush=True)
 
     # Memory over many polls: the collector's history must stay bounded (splits, resets,
     # clear() after every 60 polls as the control loop does after an actuation). RSS and the

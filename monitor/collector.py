@@ -57,6 +57,24 @@ def _match_key(name: str, rule: str) -> str:
     return name
 
 
+def _with_process(host: HostSample, proc: HostSample | None) -> HostSample:
+    """The machine's sample with the server process's own values where it has them (its CPU
+    when RegionServers share the machine); a process sample saying its value is missing makes
+    that metric missing — never the machine's figure, which would be every server's at once."""
+    if proc is None:
+        return host
+    values = {m: getattr(host, m) for m in NODE_METRICS}
+    reason = host.reason
+    for m in NODE_METRICS:
+        v = getattr(proc, m)
+        if v is not None:
+            values[m] = v
+    if proc.cpu is None or not _finite(proc.cpu):
+        values["cpu"] = None
+        reason = reason or proc.reason or "process CPU missing"
+    return HostSample(host=host.host, stale=host.stale, reason=reason, **values)
+
+
 def _finite(x: float | None) -> bool:
     return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
 
@@ -174,9 +192,11 @@ class Collector:
     def _fold_hosts_into_servers(self, hosts: list[HostSample], servers: set[str],
                                  now: float) -> None:
         rule = self.settings.host_name_rule
-        exact = {h.host: h for h in hosts}
+        process = {h.host: h for h in hosts if h.scope == "process"}
+        machines = [h for h in hosts if h.scope != "process"]
+        exact = {h.host: h for h in machines}
         by_key: dict[str, HostSample] = {}
-        for h in hosts:
+        for h in machines:
             by_key.setdefault(_match_key(h.host, rule), h)
         for server in servers:
             host = exact.get(server) or by_key.get(
@@ -188,10 +208,12 @@ class Collector:
                 track.reason = (f"no system metrics for host "
                                 f"{host_name_for(server, self.settings)!r} in the latest sample")
             else:
-                self._fold_host(track, host)
+                self._fold_host(track, _with_process(host, process.get(server)))
 
     def _fold_hosts_as_nodes(self, hosts: list[HostSample], now: float) -> None:
         for host in hosts:
+            if host.scope == "process":
+                continue  # a server's own process: meaningless without the server as a node
             track = self._node(host.host)
             track.seen_at = now
             self._fold_host(track, host)

@@ -22,6 +22,12 @@ counters are absent (HBase before 2.0) or NaN gets NaN, which the collector trea
   given, else the server's `percentFilesLocal` / 100 for each of its regions (a server-wide
   fallback, the best /jmx offers).
 
+Process CPU (`hbase_process_cpu`): a third query, `java.lang:type=OperatingSystem`
+`ProcessCpuLoad` (the JVM's CPU use over the last interval as a fraction of all the machine's
+cores, 0..1; negative or NaN while unknown = missing), reported as a process-scoped HostSample
+named by the server id: when several RegionServers share a host, the collector gives each its
+own CPU instead of the machine's (io_wait and memory stay the machine's).
+
 The node id is `host,port` from `tag.serverName` (the start code dropped, so a restarted server
 keeps its id); if absent, `tag.Hostname` (else the URL's host) with `hbase_rpc_port`.
 HBase prints NaN/Infinity (not strict JSON): Python's json reads them, and every number is then
@@ -42,12 +48,13 @@ from urllib.parse import urlsplit
 import requests
 
 from monitor.settings import MonitorSettings
-from monitor.source import PartitionSample, Sample
+from monitor.source import HostSample, PartitionSample, Sample
 
 log = logging.getLogger(__name__)
 
 REGIONS_BEAN = "Hadoop:service=HBase,name=RegionServer,sub=Regions"
 SERVER_BEAN = "Hadoop:service=HBase,name=RegionServer,sub=Server"
+OS_BEAN = "java.lang:type=OperatingSystem"
 _REGION_ATTR = re.compile(
     r"^Namespace_(?P<ns>.+?)_table_(?P<table>.+?)_region_(?P<region>[0-9a-f]+)_metric_(?P<metric>[A-Za-z_]+)$")
 READ_METRICS = ("getCount",)
@@ -135,6 +142,29 @@ def parse_regions(regions_bean: dict[str, Any], server: str, server_locality: fl
     return out
 
 
+def parse_process_cpu(os_bean: dict[str, Any] | None) -> float | None:
+    """`ProcessCpuLoad` of a `java.lang:type=OperatingSystem` bean as a 0..1 fraction, or None
+    (absent, NaN, or the JVM's -1 for "not available yet")."""
+    v = _finite((os_bean or {}).get("ProcessCpuLoad"))
+    return None if math.isnan(v) or v < 0 else min(1.0, v)
+
+
+def process_cpu_samples(cpu: dict[str, float | None], reasons: dict[str, str],
+                        mode: str) -> list[HostSample]:
+    """Process-scoped HostSamples for the servers whose own CPU is wanted: all (`always`) or
+    those sharing a host part with another server (`shared_hosts`)."""
+    if mode == "off":
+        return []
+    hosts: dict[str, int] = {}
+    for server in cpu:
+        h = server.split(",", 1)[0].lower()
+        hosts[h] = hosts.get(h, 0) + 1
+    return [HostSample(host=server, cpu=value, scope="process",
+                       reason="" if value is not None else reasons.get(server, "process CPU missing"))
+            for server, value in cpu.items()
+            if mode == "always" or hosts[server.split(",", 1)[0].lower()] > 1]
+
+
 def _bean(doc: Any, name: str, url: str) -> dict[str, Any] | None:
     if not isinstance(doc, dict) or not isinstance(doc.get("beans"), list):
         raise JmxError(f"hbase {url}: /jmx answer has no 'beans' list")
@@ -218,6 +248,24 @@ class HBaseJmxSource:
                            f"starts with {head!r})") from err
 
     def poll_server(self, url: str) -> tuple[str, list[PartitionSample]]:
+        server, parts, _cpu = self._poll_server(url)
+        return server, parts
+
+    def _process_cpu(self, url: str) -> tuple[float | None, str]:
+        """The JVM's ProcessCpuLoad, or None and why; never raises (the regions still count)."""
+        if self.settings.hbase_process_cpu == "off":
+            return None, "process CPU off"
+        try:
+            cpu = parse_process_cpu(_bean(self._get(url, OS_BEAN), OS_BEAN, url))
+        except JmxError as err:
+            return None, str(err)
+        return cpu, "" if cpu is not None else f"hbase {url}: no usable {OS_BEAN} ProcessCpuLoad"
+
+    def _poll_server(self, url: str) -> tuple[str, list[PartitionSample], tuple[float | None, str]]:
+        server, parts = self._poll_regions(url)
+        return server, parts, self._process_cpu(url)
+
+    def _poll_regions(self, url: str) -> tuple[str, list[PartitionSample]]:
         server_doc = self._get(url, SERVER_BEAN)
         server_bean = _bean(server_doc, SERVER_BEAN, url)
         regions_bean = _bean(self._get(url, REGIONS_BEAN), REGIONS_BEAN, url)
@@ -241,10 +289,12 @@ class HBaseJmxSource:
         # In parallel, so one slow server costs one timeout, not one per server; results are
         # taken in the configured order so samples are deterministic.
         with ThreadPoolExecutor(max_workers=max(1, min(_MAX_PARALLEL, len(urls)))) as pool:
-            futures = [(url, pool.submit(self.poll_server, url)) for url in urls]
+            futures = [(url, pool.submit(self._poll_server, url)) for url in urls]
+        cpu: dict[str, float | None] = {}
+        cpu_reasons: dict[str, str] = {}
         for url, future in futures:
             try:
-                server, parts = future.result()
+                server, parts, (cpu_value, cpu_reason) = future.result()
             except JmxError as err:
                 log.warning("%s", err)
                 errors.append(str(err))
@@ -257,6 +307,7 @@ class HBaseJmxSource:
                 continue  # a discovered URL of a configured server (127.0.0.1 vs localhost)
             servers.append(server)
             partitions.extend(parts)
+            cpu[server], cpu_reasons[server] = cpu_value, cpu_reason
             no_ops = sum(1 for p in parts if math.isnan(p.reads) or math.isnan(p.scans)
                          or math.isnan(p.writes))
             if no_ops:
@@ -267,8 +318,9 @@ class HBaseJmxSource:
             partitions = self._with_admin_metrics(partitions, errors)
         if not urls:
             errors.append("hbase: no /jmx URL configured")
+        hosts = process_cpu_samples(cpu, cpu_reasons, self.settings.hbase_process_cpu)
         return Sample(taken_at=taken_at, partitions=tuple(partitions), servers=tuple(servers),
-                      errors=tuple(errors))
+                      hosts=tuple(hosts), errors=tuple(errors))
 
     def _with_admin_metrics(self, partitions: list[PartitionSample],
                             errors: list[str]) -> list[PartitionSample]:

@@ -46,6 +46,12 @@ class MonitorSettings(BaseModel):
         5.0, gt=0, description="Seconds for one /jmx request (connect and read).")
     hbase_jmx_max_mb: float = Field(
         64.0, gt=0, description="Largest /jmx response read, in MiB; a bigger one is refused.")
+    hbase_process_cpu: Literal["shared_hosts", "always", "off"] = Field(
+        "shared_hosts", description="A RegionServer's CPU from its own JVM "
+        "(java.lang:type=OperatingSystem ProcessCpuLoad through its /jmx, a fraction of the "
+        "machine's cores) instead of the machine's: shared_hosts = only for servers that share "
+        "a host with another server (the machine's CPU would be every one's at once); always = "
+        "for every server; off = the machine's CPU (Ganglia/Prometheus) for all.")
     hbase_rpc_port: int = Field(
         16020, gt=0, lt=65536, description="RegionServer RPC port used in a node id "
         "(host,port) when the /jmx beans do not name the server.")

@@ -8,7 +8,7 @@ the same path.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -19,6 +19,10 @@ class HostSample:
     memory: float | None = None
     stale: bool = False
     reason: str = ""  # why missing or stale
+    # "host": the machine's metrics (Ganglia, Prometheus). "process": one data-store server's own
+    # process, `host` being its server id (the RegionServer JVM's CPU when several share a
+    # machine); its non-None values replace the machine's for that server only.
+    scope: Literal["host", "process"] = "host"
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from monitor.collector import Collector
-from monitor.hbase_jmx import (REGIONS_BEAN, SERVER_BEAN, HBaseJmxSource, RegionAdminMetrics,
+from monitor.hbase_jmx import (OS_BEAN, REGIONS_BEAN, SERVER_BEAN, HBaseJmxSource, RegionAdminMetrics,
                                RegionMetricsProvider, parse_regions, server_id_from)
 from monitor.settings import MonitorSettings
+from monitor.source import HostSample, Sample
 
 DATA = Path(__file__).parent / "data"
 REC = {rs: (json.loads((DATA / f"jmx-{rs}-regions.json").read_text()),
@@ -318,3 +319,93 @@ def test_redirects_are_refused_not_followed(jmx_server):
     sample = HBaseJmxSource(settings(s.url, hbase_jmx_timeout_s=2)).sample()
     assert sample.partitions == () and "302" in sample.errors[0] and "not followed" in sample.errors[0]
     assert target.requests == before
+
+
+# -- process CPU (java.lang:type=OperatingSystem ProcessCpuLoad) ------------------------------
+
+def _os_bean(load):
+    # the shape a RegionServer's /jmx gives (HBase 2.6.4 on JDK 17, recorded on this machine)
+    return {"name": OS_BEAN, "modelerType": "com.sun.management.internal.OperatingSystemImpl",
+            "ProcessCpuLoad": load, "SystemCpuLoad": 1.0, "CpuLoad": 1.0, "AvailableProcessors": 2}
+
+
+def _ids():
+    return [",".join(server_bean(rs)["tag.serverName"].split(",")[:2]) for rs in ("rs1", "rs2")]
+
+
+def test_servers_sharing_a_host_get_their_own_process_cpu_and_the_machines_io_and_memory(jmx_server):
+    a, b = serve(jmx_server, "rs1"), serve(jmx_server, "rs2")
+    a.answers[OS_BEAN], b.answers[OS_BEAN] = _os_bean(0.7), _os_bean(0.1)
+    cfg = settings(a.url, b.url)  # both recorded servers are on host "localhost"
+    src = HBaseJmxSource(cfg)
+    sample = src.sample()
+    assert {h.host: (h.cpu, h.scope) for h in sample.hosts} == {
+        _ids()[0]: (0.7, "process"), _ids()[1]: (0.1, "process")}
+    machine = HostSample(host="localhost", cpu=0.95, io_wait=0.02, memory=0.5)
+    c = Collector([src, _Fixed(machine)], cfg)
+    c.poll(0.0)
+    nodes = {n.id: n.metrics for n in c.snapshot(0.0).nodes}
+    assert (nodes[_ids()[0]].cpu, nodes[_ids()[1]].cpu) == (0.7, 0.1)  # not 0.95 for both
+    assert all(m.io_wait == 0.02 and m.memory == 0.5 for m in nodes.values())
+
+
+def test_a_server_alone_on_its_host_keeps_the_machines_cpu_unless_always(jmx_server):
+    a = serve(jmx_server, "rs1")
+    a.answers[OS_BEAN] = _os_bean(0.3)
+    assert HBaseJmxSource(settings(a.url)).sample().hosts == ()
+    (h,) = HBaseJmxSource(settings(a.url, hbase_process_cpu="always")).sample().hosts
+    assert (h.host, h.cpu) == (_ids()[0], 0.3)
+    b = serve(jmx_server, "rs2")
+    assert HBaseJmxSource(settings(a.url, b.url, hbase_process_cpu="off")).sample().hosts == ()
+
+
+@pytest.mark.parametrize("load", [-1.0, "NaN", None, "0.5", True])
+def test_an_unknown_process_cpu_is_missing_never_the_machines(jmx_server, load):
+    a, b = serve(jmx_server, "rs1"), serve(jmx_server, "rs2")
+    a.answers[OS_BEAN], b.answers[OS_BEAN] = _os_bean(load), _os_bean(0.2)
+    if load is None:
+        del a.answers[OS_BEAN]  # the bean absent altogether
+    cfg = settings(a.url, b.url)
+    src = HBaseJmxSource(cfg)
+    c = Collector([src, _Fixed(HostSample(host="localhost", cpu=0.9, io_wait=0.0, memory=0.4))], cfg)
+    c.poll(0.0)
+    snap = c.snapshot(0.0)
+    nodes = {n.id: n.metrics for n in snap.nodes}
+    assert nodes[_ids()[0]] is None and nodes[_ids()[1]].cpu == 0.2
+    assert any(_ids()[0] in m and "cpu" in m.lower() for m in snap.missing), snap.missing
+
+
+def test_real_regionservers_report_their_own_process_cpu(hbase_cluster, hbase_table):
+    """On the real local cluster (every RegionServer on 127.0.0.1): one process sample per
+    server, a 0..1 fraction, and it rises on the server doing the work."""
+    live = [p for p in hbase_cluster.region_servers() if hbase_cluster.running(p.name)]
+    src = HBaseJmxSource(settings(*[p.info_url for p in live]))
+    sample = src.sample()
+    assert len(live) >= 2
+    got = {h.host: h for h in sample.hosts}
+    assert set(got) == set(sample.servers) == {p.server_id for p in live}
+    assert all(h.scope == "process" for h in got.values())
+    # ProcessCpuLoad is the load since the JVM's previous reading: the first may be unknown
+    # (None, reported with why); a later one is a number in 0..1.
+    import time
+    deadline = time.monotonic() + 30
+    while True:
+        for i in range(200):
+            hbase_table.get(f"user{(i * 10) % 10000:04d}")
+        cpus = [h.cpu for h in src.sample().hosts]
+        if all(c is not None for c in cpus):
+            break
+        assert time.monotonic() < deadline, "ProcessCpuLoad never became a number"
+        time.sleep(1.0)
+    assert all(0.0 <= c <= 1.0 for c in cpus)
+    assert any(c > 0.0 for c in cpus)
+
+
+class _Fixed:
+    """A host-level source with one fixed machine sample (what Ganglia would report)."""
+
+    def __init__(self, host):
+        self.host = host
+
+    def sample(self):
+        return Sample(taken_at=0.0, hosts=(self.host,))

@@ -1,0 +1,44 @@
+"""The production configs shipped in configs/production/ are complete (they load, with the real
+drivers chosen and every site-specific value present) and say what an operator must change."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from controller.config import MetctlConfig, parse_file
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = sorted((ROOT / "configs" / "production").glob("*.yaml"))
+# values that only make sense at the example site: each line holding one must say CHANGE
+SITE_VALUE = re.compile(r"example|ami-|subnet-|sg-|mycloud|hbase-prod|/opt/hbase|hbase-restart-rs"
+                        r"|eu-west-1|m5\.|m1\.|hbase-net|debian-12|min_nodes|max_nodes|0\.0\.0\.0")
+
+
+def test_both_clouds_ship():
+    assert {p.stem for p in CONFIGS} == {"ec2", "openstack"}
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+def test_loads_with_real_drivers_and_every_site_value_present(path):
+    config = parse_file(MetctlConfig, path)
+    assert config.infrastructure.driver == path.stem
+    assert config.datastore.driver == "hbase"
+    assert config.monitor.hbase_jmx_urls and config.monitor.ganglia_endpoints
+    hb = config.datastore.hbase
+    assert hb.client_jars_dir and hb.restart_command and "{settings}" in hb.restart_command
+    if path.stem == "ec2":
+        assert config.infrastructure.ec2.image_id and config.infrastructure.ec2.subnet_id
+    else:
+        assert config.infrastructure.openstack.image and config.infrastructure.openstack.cloud
+    assert str(config.executor.journal_path).startswith("/var/lib/metctl/")
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+def test_every_value_an_operator_must_change_says_so(path):
+    lines = path.read_text().splitlines()
+    unmarked = [f"{path.name}:{i}: {line.strip()}" for i, line in enumerate(lines, 1)
+                if not line.lstrip().startswith("#") and SITE_VALUE.search(line.split("#")[0])
+                and "CHANGE" not in line and "CHANGE" not in lines[i - 2]]
+    assert not unmarked, "\n".join(unmarked)
