@@ -27,6 +27,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from actuator.settings import DataStoreSettings, ExecutorSettings, InfrastructureSettings
+from controller.control import ControlSettings
 from controller.errors import BadInput
 from controller.ha import HASettings
 from controller.loop_settings import LoopSettings
@@ -49,6 +50,7 @@ class MetctlConfig(BaseModel):
     simulator: SimulatorSettings = SimulatorSettings()
     ha: HASettings = HASettings()
     telemetry: TelemetrySettings = TelemetrySettings()
+    control: ControlSettings = ControlSettings()
 
 
 M = TypeVar("M", bound=BaseModel)
