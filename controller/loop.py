@@ -257,10 +257,7 @@ class ControlLoop:
     def _veto(self, now: float, plan: Plan) -> tuple[HoldCause, str] | None:
         s, p = self.settings, self.policy
         if self.control is not None:
-            held = self.control.hold(plan)
-            if held is not None:
-                return HoldCause(held[0]), held[1]
-            p = self.control.policy(p)
+            p = self.control.policy(p)  # a pinned size is the bounds
         target = plan.sizing.target
         if target > p.max_nodes or target < p.min_nodes:
             return HoldCause.BOUNDS, f"plan targets {target} nodes, outside {p.min_nodes}..{p.max_nodes}"
@@ -277,6 +274,10 @@ class ControlLoop:
                     f"needs {s.scale_in_stabilization_s:g} s without a break")
         if not self.may_act():
             return HoldCause.NOT_LEADER, "may_act() refused: this controller may not act now"
+        if self.control is not None:  # the operator's controls: observe, paused, window
+            held = self.control.hold(plan)
+            if held is not None:
+                return HoldCause(held[0]), held[1]
         return None
 
     def _commit_memory(self, memory: DecisionMemory) -> None:
