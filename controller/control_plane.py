@@ -90,7 +90,8 @@ class ControlPlane:
         self.loop: Any = None
         self.server: Any = None
         self.wall = wall_clock
-        if telemetry is not None and getattr(telemetry, "registry", None) is not None:
+        from controller.telemetry import Telemetry
+        if isinstance(telemetry, Telemetry):  # not NullTelemetry (endpoint off or no client)
             self._register_metrics(telemetry.registry)
 
     def _register_metrics(self, registry: Any) -> None:
