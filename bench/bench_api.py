@@ -1,0 +1,145 @@
+"""What the HTTP API costs: `GET /v1/status` latency with 100 concurrent clients while the control
+loop runs, and how much slower the loop runs beside the API (idle and under that load).
+
+The loop is MET on the simulated cluster (met-elasticity scenario, simulated time as fast as it
+goes), wired exactly as `metctl run` wires it (ControlPlane: gate, live status, API server in
+its own thread). The clients run in a separate process (100 threads, one keep-alive session
+each), so their own CPU is not the daemon's GIL. Prints figures; asserts nothing.
+
+    .venv/bin/python bench/bench_api.py [--clients 100] [--sim-minutes 120] [--repeat 3]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+CLIENT = r"""
+import json, sys, threading, time, requests
+url, clients, stop_file = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+lat, errors, lock = [], [0], threading.Lock()
+import os
+def worker():
+    s = requests.Session()
+    mine = []
+    while not os.path.exists(stop_file):
+        t0 = time.perf_counter()
+        try:
+            r = s.get(url, timeout=10)
+            ok = r.status_code == 200
+        except requests.RequestException:
+            ok = False
+        dt = time.perf_counter() - t0
+        if ok:
+            mine.append(dt)
+        else:
+            with lock:
+                errors[0] += 1
+    with lock:
+        lat.extend(mine)
+ts = [threading.Thread(target=worker) for _ in range(clients)]
+[t.start() for t in ts]
+print("ready", flush=True)
+[t.join() for t in ts]
+print(json.dumps({"latencies": lat, "errors": errors[0]}))
+"""
+
+
+def build(api: bool, workdir: Path):
+    from controller.config import default_config
+    from controller.control import ControlSettings
+    from controller.control_plane import ControlPlane
+    from simulator.harness import build_run
+
+    config = default_config().model_copy(update={"control": ControlSettings(
+        api_address="127.0.0.1:0" if api else None, token_file=str(workdir / "token"),
+        state_path=str(workdir / "control.json"))})
+    run = build_run(config, "met-elasticity.yaml", seed=1)
+    plane = ControlPlane(config)
+    plane.attach(run.loop)
+    address = plane.start()
+    return run, plane, address
+
+
+def loop_seconds(api: bool, load: int, sim_minutes: float, workdir: Path) -> dict:
+    """Wall seconds for the loop to cover `sim_minutes` (and iterations), with the API off,
+    idle, or under `load` concurrent status clients; the clients' latencies."""
+    run, plane, address = build(api, workdir)
+    client = None
+    stop = workdir / f"stop-{time.monotonic_ns()}"
+    try:
+        if load and address:
+            url = f"http://{address[0]}:{address[1]}/v1/status"
+            client = subprocess.Popen([sys.executable, "-c", CLIENT, url, str(load), str(stop)],
+                                      stdout=subprocess.PIPE, text=True)
+            assert client.stdout.readline().strip() == "ready"
+            time.sleep(1.0)  # let every client connect before the loop starts
+        iterations = [0]
+        t0 = time.perf_counter()
+        cpu0 = time.process_time()
+        run.loop.run(until=sim_minutes * 60,
+                     on_iteration=lambda now: iterations.__setitem__(0, iterations[0] + 1))
+        wall = time.perf_counter() - t0
+        cpu = time.process_time() - cpu0
+        result = {"wall_s": wall, "cpu_s": cpu, "iterations": iterations[0],
+                  "decisions": run.loop.counters.decisions}
+        if client is not None:
+            stop.write_text("")
+            out, _ = client.communicate(timeout=60)
+            data = json.loads(out.strip().splitlines()[-1])
+            lat = sorted(data["latencies"])
+            result.update(requests=len(lat), errors=data["errors"],
+                          p50_ms=1000 * lat[len(lat) // 2] if lat else float("nan"),
+                          p99_ms=1000 * lat[int(len(lat) * 0.99)] if lat else float("nan"),
+                          rps=len(lat) / wall)
+        return result
+    finally:
+        if client is not None and client.poll() is None:
+            stop.write_text("")
+            client.kill()
+        plane.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--clients", type=int, default=100)
+    ap.add_argument("--sim-minutes", type=float, default=120)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    import logging
+    logging.disable(logging.WARNING)
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        cases = [("API off", False, 0), ("API idle", True, 0),
+                 (f"API, {args.clients} clients", True, args.clients)]
+        results: dict[str, list[dict]] = {name: [] for name, _, _ in cases}
+        for _ in range(args.repeat):  # interleaved, so drift on a shared machine hits all
+            for name, api, load in cases:
+                results[name].append(loop_seconds(api, load, args.sim_minutes, work))
+    base = statistics.median(r["wall_s"] for r in results["API off"])
+    print(f"loop over {args.sim_minutes:g} simulated minutes (MET, met-elasticity), "
+          f"median of {args.repeat}:")
+    for name, rs in results.items():
+        wall = statistics.median(r["wall_s"] for r in rs)
+        its = statistics.median(r["iterations"] for r in rs)
+        line = (f"  {name:<18} {wall:6.2f} s wall ({(wall / base - 1) * 100:+5.1f} % vs off), "
+                f"{its:.0f} iterations, {1000 * wall / max(its, 1):.2f} ms/iteration")
+        if "p50_ms" in rs[0]:
+            p50 = statistics.median(r["p50_ms"] for r in rs)
+            p99 = statistics.median(r["p99_ms"] for r in rs)
+            rps = statistics.median(r["rps"] for r in rs)
+            errs = sum(r["errors"] for r in rs)
+            line += (f"\n  {'':<18} GET /v1/status: p50 {p50:.1f} ms, p99 {p99:.1f} ms, "
+                     f"{rps:.0f} req/s, {errs} errors")
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
