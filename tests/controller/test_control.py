@@ -117,6 +117,12 @@ def test_timed_pause_over_the_api_expires_with_the_fake_clock(tmp_path):
         clock.t += 1
         assert requests.get(base + "/status", timeout=5).json()["paused"] is False
         assert gate.hold(plan) is None and gate.plan_suspended() is None
+        # a body over control.max_body_bytes: 413, nothing stored
+        r = requests.post(base + "/pause", data=b'{"reason": "' + b"x" * 70000 + b'"}',
+                          headers=auth, timeout=5)
+        assert r.status_code == 413 and store.state.active_pause(clock.t) is None
+        # no dry run wired in this process: said, not crashed
+        assert requests.post(base + "/plan", timeout=5).status_code == 503
     finally:
         server.close()
 
