@@ -1,5 +1,8 @@
 """What the HTTP API costs: `GET /v1/status` latency with 100 concurrent clients while the control
-loop runs, and how much slower the loop runs beside the API (idle and under that load).
+loop runs, and how much slower the loop runs beside the API (idle and under that load). Two
+loads: "at once" — 100 clients call at the same instant, twice a second (the test's 100
+concurrent calls, repeated); "back to back" — 100 clients call again as soon as answered
+(saturation).
 
 The loop is MET on the simulated cluster (met-elasticity scenario, simulated time as fast as it
 goes), wired exactly as `metctl run` wires it (ControlPlane: gate, live status, API server in
@@ -23,13 +26,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 CLIENT = r"""
 import json, sys, threading, time, requests
-url, clients, stop_file = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+url, clients, stop_file, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 lat, errors, lock = [], [0], threading.Lock()
+barrier = threading.Barrier(clients)
 import os
 def worker():
     s = requests.Session()
     mine = []
     while not os.path.exists(stop_file):
+        if mode == "burst":  # every client calls at the same instant, then all wait 0.5 s
+            try:
+                barrier.wait(timeout=5)
+            except threading.BrokenBarrierError:
+                break
         t0 = time.perf_counter()
         try:
             r = s.get(url, timeout=10)
@@ -42,6 +51,8 @@ def worker():
         else:
             with lock:
                 errors[0] += 1
+        if mode == "burst":
+            time.sleep(0.5)
     with lock:
         lat.extend(mine)
 ts = [threading.Thread(target=worker) for _ in range(clients)]
@@ -68,7 +79,8 @@ def build(api: bool, workdir: Path):
     return run, plane, address
 
 
-def loop_seconds(api: bool, load: int, sim_minutes: float, workdir: Path) -> dict:
+def loop_seconds(api: bool, load: int, sim_minutes: float, workdir: Path,
+                 mode: str = "flood") -> dict:
     """Wall seconds for the loop to cover `sim_minutes` (and iterations), with the API off,
     idle, or under `load` concurrent status clients; the clients' latencies."""
     run, plane, address = build(api, workdir)
@@ -77,7 +89,7 @@ def loop_seconds(api: bool, load: int, sim_minutes: float, workdir: Path) -> dic
     try:
         if load and address:
             url = f"http://{address[0]}:{address[1]}/v1/status"
-            client = subprocess.Popen([sys.executable, "-c", CLIENT, url, str(load), str(stop)],
+            client = subprocess.Popen([sys.executable, "-c", CLIENT, url, str(load), str(stop), mode],
                                       stdout=subprocess.PIPE, text=True)
             assert client.stdout.readline().strip() == "ready"
             time.sleep(1.0)  # let every client connect before the loop starts
@@ -117,26 +129,28 @@ def main() -> None:
     logging.disable(logging.WARNING)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        cases = [("API off", False, 0), ("API idle", True, 0),
-                 (f"API, {args.clients} clients", True, args.clients)]
-        results: dict[str, list[dict]] = {name: [] for name, _, _ in cases}
+        n = args.clients
+        cases = [("API off", False, 0, ""), ("API idle", True, 0, ""),
+                 (f"{n} at once, 2/s", True, n, "burst"),
+                 (f"{n} back to back", True, n, "flood")]
+        results: dict[str, list[dict]] = {name: [] for name, *_ in cases}
         for _ in range(args.repeat):  # interleaved, so drift on a shared machine hits all
-            for name, api, load in cases:
-                results[name].append(loop_seconds(api, load, args.sim_minutes, work))
+            for name, api, load, mode in cases:
+                results[name].append(loop_seconds(api, load, args.sim_minutes, work, mode))
     base = statistics.median(r["wall_s"] for r in results["API off"])
     print(f"loop over {args.sim_minutes:g} simulated minutes (MET, met-elasticity), "
           f"median of {args.repeat}:")
     for name, rs in results.items():
         wall = statistics.median(r["wall_s"] for r in rs)
         its = statistics.median(r["iterations"] for r in rs)
-        line = (f"  {name:<18} {wall:6.2f} s wall ({(wall / base - 1) * 100:+5.1f} % vs off), "
+        line = (f"  {name:<20} {wall:6.2f} s wall ({(wall / base - 1) * 100:+5.1f} % vs off), "
                 f"{its:.0f} iterations, {1000 * wall / max(its, 1):.2f} ms/iteration")
         if "p50_ms" in rs[0]:
             p50 = statistics.median(r["p50_ms"] for r in rs)
             p99 = statistics.median(r["p99_ms"] for r in rs)
             rps = statistics.median(r["rps"] for r in rs)
             errs = sum(r["errors"] for r in rs)
-            line += (f"\n  {'':<18} GET /v1/status: p50 {p50:.1f} ms, p99 {p99:.1f} ms, "
+            line += (f"\n  {'':<20} GET /v1/status: p50 {p50:.1f} ms, p99 {p99:.1f} ms, "
                      f"{rps:.0f} req/s, {errs} errors")
         print(line)
 
