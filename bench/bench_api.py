@@ -63,6 +63,9 @@ print(json.dumps({"latencies": lat, "errors": errors[0]}))
 """
 
 
+MAX_RPS: list[float] = []
+
+
 def build(api: bool, workdir: Path):
     from controller.config import default_config
     from controller.control import ControlSettings
@@ -71,7 +74,8 @@ def build(api: bool, workdir: Path):
 
     config = default_config().model_copy(update={"control": ControlSettings(
         api_address="127.0.0.1:0" if api else None, token_file=str(workdir / "token"),
-        state_path=str(workdir / "control.json"))})
+        state_path=str(workdir / "control.json"),
+        **({"max_requests_per_s": MAX_RPS[0]} if MAX_RPS else {}))})
     run = build_run(config, "met-elasticity.yaml", seed=1)
     plane = ControlPlane(config)
     plane.attach(run.loop)
@@ -94,14 +98,17 @@ def loop_seconds(api: bool, load: int, sim_minutes: float, workdir: Path,
             assert client.stdout.readline().strip() == "ready"
             time.sleep(1.0)  # let every client connect before the loop starts
         iterations = [0]
+        server = plane.server
+        api0 = thread_cpu_s(server.native_id) if server else 0.0
         t0 = time.perf_counter()
-        cpu0 = time.process_time()
+        cpu0 = time.thread_time()
         run.loop.run(until=sim_minutes * 60,
                      on_iteration=lambda now: iterations.__setitem__(0, iterations[0] + 1))
         wall = time.perf_counter() - t0
-        cpu = time.process_time() - cpu0
-        result = {"wall_s": wall, "cpu_s": cpu, "iterations": iterations[0],
-                  "decisions": run.loop.counters.decisions}
+        cpu = time.thread_time() - cpu0
+        api_cpu = (thread_cpu_s(server.native_id) - api0) if server else 0.0
+        result = {"wall_s": wall, "cpu_s": cpu, "api_cpu_s": api_cpu,
+                  "iterations": iterations[0], "decisions": run.loop.counters.decisions}
         if client is not None:
             stop.write_text("")
             out, _ = client.communicate(timeout=60)
@@ -119,12 +126,25 @@ def loop_seconds(api: bool, load: int, sim_minutes: float, workdir: Path,
         plane.close()
 
 
+def thread_cpu_s(tid: int | None) -> float:
+    """User + system CPU seconds of one thread of this process (Linux /proc)."""
+    if tid is None:
+        return 0.0
+    import os
+    fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--clients", type=int, default=100)
     ap.add_argument("--sim-minutes", type=float, default=120)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--max-rps", type=float, default=None,
+                    help="control.max_requests_per_s (default: the config's)")
     args = ap.parse_args()
+    if args.max_rps:
+        MAX_RPS.append(args.max_rps)
     import logging
     logging.disable(logging.WARNING)
     with tempfile.TemporaryDirectory() as tmp:
@@ -138,20 +158,26 @@ def main() -> None:
             for name, api, load, mode in cases:
                 results[name].append(loop_seconds(api, load, args.sim_minutes, work, mode))
     base = statistics.median(r["wall_s"] for r in results["API off"])
+    from controller.control import ControlSettings
+    rps_cap = args.max_rps or ControlSettings().max_requests_per_s
     print(f"loop over {args.sim_minutes:g} simulated minutes (MET, met-elasticity), "
-          f"median of {args.repeat}:")
+          f"median of {args.repeat}; API capped at {rps_cap:g} requests/s:")
     for name, rs in results.items():
         wall = statistics.median(r["wall_s"] for r in rs)
         its = statistics.median(r["iterations"] for r in rs)
+        cpu = statistics.median(r["cpu_s"] for r in rs)
+        api = statistics.median(r["api_cpu_s"] for r in rs)
         line = (f"  {name:<20} {wall:6.2f} s wall ({(wall / base - 1) * 100:+5.1f} % vs off), "
-                f"{its:.0f} iterations, {1000 * wall / max(its, 1):.2f} ms/iteration")
+                f"{1000 * wall / max(its, 1):.2f} ms/iteration; loop thread CPU {cpu:.2f} s, "
+                f"API thread CPU {api:.2f} s")
         if "p50_ms" in rs[0]:
             p50 = statistics.median(r["p50_ms"] for r in rs)
             p99 = statistics.median(r["p99_ms"] for r in rs)
             rps = statistics.median(r["rps"] for r in rs)
             errs = sum(r["errors"] for r in rs)
+            per = statistics.median(1000 * r["api_cpu_s"] / max(r["requests"], 1) for r in rs)
             line += (f"\n  {'':<20} GET /v1/status: p50 {p50:.1f} ms, p99 {p99:.1f} ms, "
-                     f"{rps:.0f} req/s, {errs} errors")
+                     f"{rps:.0f} req/s, {errs} errors, {per:.2f} ms API CPU a request")
         print(line)
 
 

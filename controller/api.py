@@ -107,6 +107,8 @@ class ApiServer:
         self._runner: Any = None
         self._thread: threading.Thread | None = None
         self._started = threading.Event()
+        self.native_id: int | None = None  # the server thread's id (bench: its CPU time)
+        self._budget = TokenBucket(settings.max_requests_per_s)
         self._start_error: BaseException | None = None
 
     # ---- lifecycle ---------------------------------------------------------------------
@@ -122,6 +124,7 @@ class ApiServer:
         return self.address
 
     def _serve(self) -> None:
+        self.native_id = threading.get_native_id()
         loop = asyncio.new_event_loop()
         self._loop = loop
         asyncio.set_event_loop(loop)
@@ -195,8 +198,12 @@ class ApiServer:
         return guard
 
     async def _guard(self, request: Any, handler: Any) -> Any:
-        """Auth first; then every failure becomes a JSON error with one line."""
+        """Rate first (wait for a turn), auth, then every failure is a JSON error of one line."""
         from aiohttp import web
+
+        wait = self._budget.take(time.monotonic())
+        if wait > 0:
+            await asyncio.sleep(wait)
 
         mutating = request.method not in ("GET", "HEAD") and request.path != "/v1/plan"
         if (mutating or self.settings.read_requires_token) and not self._authorized(request):
@@ -328,6 +335,22 @@ class ApiServer:
         await self._in_thread(self._change, lambda s: replace(
             s, protected={n: p for n, p in s.protected.items() if n != node}))
         return self._json(self.status_doc())
+
+
+class TokenBucket:
+    """`rate` turns a second, up to `rate` at once; `take(now)` books the next turn and returns
+    how long to wait for it (0: now). Only the server's event-loop thread calls it."""
+
+    def __init__(self, rate: float):
+        self.rate, self.capacity = rate, max(1.0, rate)
+        self.tokens, self.at = self.capacity, None
+
+    def take(self, now: float) -> float:
+        if self.at is not None:
+            self.tokens = min(self.capacity, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        self.tokens -= 1.0
+        return 0.0 if self.tokens >= 0 else -self.tokens / self.rate
 
 
 class _ClientTooSlow(Exception):

@@ -86,6 +86,10 @@ class ControlSettings(BaseModel):
         5.0, gt=0, description="An API client must send its whole request within this many "
         "seconds, or its connection is closed (slow clients cannot hold the server).")
     max_body_bytes: int = Field(65536, ge=1024, description="Largest request body accepted.")
+    max_requests_per_s: float = Field(
+        200.0, gt=0, description="The API answers at most this many requests a second (a burst "
+        "of as many at once); more wait their turn without using CPU, so a flood of clients "
+        "cannot take the interpreter from the control loop.")
     decisions_kept: int = Field(
         200, ge=1, description="Decisions and holds `GET /v1/decisions` can return.")
 

@@ -218,3 +218,31 @@ def test_pin_becomes_the_policy_bounds():
     gate = ControlGate(ControlSettings(api_address=None), store)
     p = gate.policy(default_config().policy)
     assert (p.min_nodes, p.max_nodes) == (6, 6)
+
+
+def test_token_bucket_lets_a_burst_through_then_paces():
+    from controller.api import TokenBucket
+
+    b = TokenBucket(10)
+    waits = [b.take(0.0) for _ in range(13)]
+    assert waits[:10] == [0.0] * 10
+    assert waits[10:] == pytest.approx([0.1, 0.2, 0.3])
+    assert b.take(1.0) == 0.0  # a second later the bucket has refilled
+
+
+def test_api_over_its_request_rate_makes_clients_wait_not_fail(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    store = FileControlStore(tmp_path / "control.json")
+    settings = ControlSettings(api_address="127.0.0.1:0", max_requests_per_s=20)
+    server = ApiServer(settings, store, LiveStatus(), token="t", gate=ControlGate(settings, store))
+    host, port = server.start()
+    try:
+        url = f"http://{host}:{port}/v1/status"
+        with ThreadPoolExecutor(30) as pool:
+            codes = list(pool.map(lambda _: requests.get(url, timeout=10).status_code, range(30)))
+        assert codes == [200] * 30
+        # 20 went at once; the other 10 were booked 1/20 s apart in the server's bucket
+        assert server._budget.tokens < 0
+    finally:
+        server.close()
