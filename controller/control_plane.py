@@ -109,7 +109,18 @@ class ControlPlane:
         self.loop = loop
         loop.control = self.gate
         loop.observers.append(self.live)
+        # the executor itself checks protection before each restart, drain and terminate, so a
+        # plan submitted before the protection honours it too
+        inner = loop.executor
+        while hasattr(inner, "executor") or hasattr(inner, "_executor"):
+            inner = getattr(inner, "executor", None) or getattr(inner, "_executor")
+        inner.protected = self.protected_nodes
         loop.executor = _ProgressExecutor(loop.executor, self.live)
+
+    def protected_nodes(self) -> dict[str, str]:
+        """node -> why, for the executor (read from the store's in-memory copy)."""
+        return {n: f"protected by {p.by}" + (f": {p.reason}" if p.reason else "")
+                for n, p in self.store.state.protected.items()}
 
     def dry_run(self) -> dict[str, Any] | None:
         """The plan the daemon would make now on its latest snapshot (nothing is kept)."""
