@@ -246,3 +246,15 @@ def test_api_over_its_request_rate_makes_clients_wait_not_fail(tmp_path):
         assert server._budget.tokens < 0
     finally:
         server.close()
+
+
+def test_run_flags_override_the_control_section():
+    from controller.control_plane import with_control_overrides
+
+    base = default_config()
+    c = with_control_overrides(base, api="off", observe=True)
+    assert c.control.api_address is None and c.control.mode == "observe"
+    assert with_control_overrides(base, api="127.0.0.1:0").control.api_address == "127.0.0.1:0"
+    assert with_control_overrides(base) is base
+    with pytest.raises(BadInput, match="api_address"):
+        with_control_overrides(base, api="nohost")
