@@ -27,9 +27,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import (BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr,
+                      field_validator)
 
-from controller.control import ControlSettings, ControlState, Pause, Pin, Protection
+from controller.control import (ControlSettings, ControlState, MaintenanceWindow, Pause, Pin,
+                                Protection, check_zone)
 from controller.errors import BadInput
 
 log = logging.getLogger("metctl.api")
@@ -88,6 +90,17 @@ class SizeBody(_Body):
 class ProtectBody(_Body):
     reason: StrictStr = Field("", max_length=500)
     by: StrictStr = Field("", max_length=100)
+
+
+class WindowsBody(_Body):
+    windows: tuple[MaintenanceWindow, ...]
+    timezone: StrictStr = "UTC"
+    by: StrictStr = Field("", max_length=100)
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        return check_zone(value)
 
 
 # ------------------------------------------------------------------ the server
@@ -156,6 +169,8 @@ class ApiServer:
         r.add_delete("/v1/size", self.delete_size)
         r.add_put("/v1/nodes/{node}/protection", self.put_protection)
         r.add_delete("/v1/nodes/{node}/protection", self.delete_protection)
+        r.add_put("/v1/windows", self.put_windows)
+        r.add_delete("/v1/windows", self.delete_windows)
         r.add_post("/v1/plan", self.post_plan)
         # keepalive_timeout: aiohttp arms it when a connection opens and re-arms it after each
         # response; it is what closes a client that dribbles its headers.
@@ -328,6 +343,19 @@ class ApiServer:
         prot = Protection(body.reason, body.by or _peer(request), self.wall())
         await self._in_thread(self._change, lambda s: replace(
             s, protected={**s.protected, node: prot}))
+        return self._json(self.status_doc())
+
+    async def put_windows(self, request: Any) -> Any:
+        from controller.control import WindowsOverride
+
+        body = await self._body(request, WindowsBody)
+        o = WindowsOverride(windows=body.windows, timezone=body.timezone,
+                            by=body.by or _peer(request), at_unix_s=self.wall())
+        await self._in_thread(self._change, lambda s: replace(s, windows=o))
+        return self._json(self.status_doc())
+
+    async def delete_windows(self, request: Any) -> Any:
+        await self._in_thread(self._change, lambda s: replace(s, windows=None))
         return self._json(self.status_doc())
 
     async def delete_protection(self, request: Any) -> Any:

@@ -31,6 +31,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
+def check_zone(value: str) -> str:
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError("an IANA time zone such as UTC or Europe/Lisbon") from None
+    return value
+
+
 class MaintenanceWindow(BaseModel):
     """A weekly time range in which scale-in and reconfiguration may run."""
 
@@ -106,11 +114,7 @@ class ControlSettings(BaseModel):
     @field_validator("timezone")
     @classmethod
     def _zone(cls, value: str) -> str:
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError("an IANA time zone such as UTC or Europe/Lisbon") from None
-        return value
+        return check_zone(value)
 
     def bind(self) -> tuple[str, int]:
         assert self.api_address is not None
@@ -129,6 +133,7 @@ class ControlFile(BaseModel):
     pause: dict[str, Any] | None = None
     pin: dict[str, Any] | None = None
     protected: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    windows: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -155,11 +160,30 @@ class Protection:
     at_unix_s: float
 
 
+class WindowsOverride(BaseModel):
+    """Maintenance windows set at run time (`PUT /v1/windows`), in force instead of the
+    config's until `DELETE /v1/windows`; shared through the store like pause and pin."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    windows: tuple[MaintenanceWindow, ...] = Field(
+        ..., description="The windows; an empty list means always allowed.")
+    timezone: str = Field("UTC", description="Their time zone (IANA name).")
+    by: str = ""
+    at_unix_s: float = 0.0
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        return check_zone(value)
+
+
 @dataclass(frozen=True)
 class ControlState:
     pause: Pause | None = None
     pin: Pin | None = None
     protected: Mapping[str, Protection] = field(default_factory=dict)
+    windows: WindowsOverride | None = None  # None: the config's control.windows
 
     def active_pause(self, now_unix_s: float) -> Pause | None:
         """The pause in force at `now` (a timed pause past its expiry is over)."""
@@ -173,7 +197,8 @@ class ControlState:
         return {"version": 1,
                 "pause": asdict(self.pause) if self.pause else None,
                 "pin": asdict(self.pin) if self.pin else None,
-                "protected": {n: asdict(p) for n, p in sorted(self.protected.items())}}
+                "protected": {n: asdict(p) for n, p in sorted(self.protected.items())},
+                "windows": self.windows.model_dump(mode="json") if self.windows else None}
 
     @classmethod
     def from_dict(cls, data: Any, file: str) -> ControlState:
@@ -181,9 +206,12 @@ class ControlState:
         from controller.errors import BadInput
         model = parse_model(ControlFile, data, file)
         try:
+            windows = (parse_model(WindowsOverride, model.windows, file)
+                       if model.windows is not None else None)
             return cls(pause=Pause(**model.pause) if model.pause else None,
                        pin=Pin(**model.pin) if model.pin else None,
-                       protected={n: Protection(**p) for n, p in model.protected.items()})
+                       protected={n: Protection(**p) for n, p in model.protected.items()},
+                       windows=windows)
         except TypeError as err:
             raise BadInput(file, "", f"a metctl control state ({err})") from None
 
@@ -250,7 +278,7 @@ class ControlGate:
                      else " until resumed")
             return "paused", f"paused by {pause.by}{until}: {pause.reason or 'no reason given'}"
         if plan.sizing.delta <= 0:
-            ok, words = window_open(self.settings.windows, self.settings.timezone, now)
+            ok, words = window_open(*self.windows(), now)
             if not ok:
                 return "window", f"scale-in and reconfiguration wait: {words}"
         return None
@@ -264,9 +292,19 @@ class ControlGate:
             return "observe-only mode"
         return None
 
+    def windows(self) -> tuple[tuple[MaintenanceWindow, ...], str]:
+        """The windows in force: set at run time (shared store), else the config's."""
+        o = self.state.windows
+        return (o.windows, o.timezone) if o is not None else (self.settings.windows,
+                                                               self.settings.timezone)
+
     def window_state(self) -> dict[str, Any]:
-        ok, words = window_open(self.settings.windows, self.settings.timezone, self.wall())
-        return {"configured": bool(self.settings.windows), "open": ok, "words": words}
+        windows, tz = self.windows()
+        ok, words = window_open(windows, tz, self.wall())
+        o = self.state.windows
+        return {"configured": bool(windows), "open": ok, "words": words,
+                "source": f"set by {o.by} at run time" if o is not None else "config",
+                "windows": [w.model_dump() for w in windows], "timezone": tz}
 
 
 def _iso(unix_s: float) -> str:
@@ -373,4 +411,4 @@ class LiveStatus:
 
 
 __all__ = ["ControlSettings", "MaintenanceWindow", "ControlState", "Pause", "Pin", "Protection",
-           "ControlFile", "ControlGate", "LiveStatus", "window_open", "DAYS"]
+           "ControlFile", "ControlGate", "LiveStatus", "WindowsOverride", "window_open", "DAYS"]

@@ -258,3 +258,35 @@ def test_run_flags_override_the_control_section():
     assert with_control_overrides(base) is base
     with pytest.raises(BadInput, match="api_address"):
         with_control_overrides(base, api="nohost")
+
+
+def test_windows_set_at_run_time_replace_the_configs_until_deleted(tmp_path):
+    clock = FakeClock(at("2026-11-23T12:00:00+00:00"))  # Monday noon
+    store = FileControlStore(tmp_path / "control.json")
+    settings = ControlSettings(api_address="127.0.0.1:0",
+                               windows=(MaintenanceWindow(start="02:00", end="03:00"),))
+    gate = ControlGate(settings, store, clock)
+    server = ApiServer(settings, store, LiveStatus(wall_clock=clock), token="t", gate=gate,
+                       wall_clock=clock)
+    host, port = server.start()
+    base, auth = f"http://{host}:{port}/v1", {"Authorization": "Bearer t"}
+    try:
+        assert gate.hold(_plan(-1))[0] == "window"
+        r = requests.put(base + "/windows", headers=auth, timeout=5, json={
+            "windows": [{"days": ["mon"], "start": "11:00", "end": "13:00"}],
+            "timezone": "UTC"})
+        assert r.status_code == 200 and r.json()["window"]["open"] is True
+        assert "run time" in r.json()["window"]["source"]
+        assert gate.hold(_plan(-1)) is None
+        assert FileControlStore(tmp_path / "control.json").state.windows is not None  # stored
+        bad = requests.put(base + "/windows", headers=auth, timeout=5,
+                           json={"windows": [{"start": "11:00"}]})
+        assert bad.status_code == 400 and "end" in bad.json()["error"]
+        bad = requests.put(base + "/windows", headers=auth, timeout=5,
+                           json={"windows": [], "timezone": "Mars/Base"})
+        assert bad.status_code == 400 and "timezone" in bad.json()["error"]
+        r = requests.delete(base + "/windows", headers=auth, timeout=5)
+        assert r.json()["window"]["source"] == "config"
+        assert gate.hold(_plan(-1))[0] == "window"
+    finally:
+        server.close()

@@ -34,7 +34,7 @@ def test_control_doc_lists_metrics_endpoints_and_verbs():
         assert f"`{name}`" in doc
     for endpoint in ("GET /v1/status", "GET /v1/decisions", "POST /v1/pause", "POST /v1/resume",
                      "PUT /v1/size", "DELETE /v1/size", "PUT /v1/nodes/{id}/protection",
-                     "POST /v1/plan"):
+                     "PUT /v1/windows", "DELETE /v1/windows", "POST /v1/plan"):
         assert endpoint in doc
     for verb in ("pause", "resume", "pin", "unpin", "protect", "unprotect", "explain"):
         assert f"metctl {verb}" in doc

@@ -39,6 +39,12 @@ def test_pause_on_one_instance_holds_the_other_and_survives_the_leader(zookeeper
                          and (x.get("hold") or {}).get("cause") == "paused"], 120,
                 "the leader to hold a decision because paused")
     assert held
+    # maintenance windows set at run time through the leader are shared the same way
+    r = leader.call("PUT", "/v1/windows", {"windows": [{"start": "02:00", "end": "03:00"}],
+                                           "timezone": "UTC"})
+    assert r.status_code == 200
+    poll(lambda: follower.status()["window"]["source"].startswith("set by"), 10,
+         "the follower to see the windows")
 
     # stored where every instance (and the next leader) reads it
     zk = KazooClient(hosts=zookeeper.hosts)
