@@ -191,6 +191,10 @@ class Executor:
         self._assignment: dict[str, tuple[str, ...]] = {}
         self._last_error: str | None = None
         self._obs: _Observation | None = None
+        # Operators' protection (controller.control): node -> why. Checked when a step that
+        # would restart, drain or terminate a node comes up, so it holds for plans submitted
+        # before the protection too; such a step is skipped with the why in the journal.
+        self.protected: Callable[[], Mapping[str, str]] = dict
 
     # ---------------------------------------------------------------- public interface
     @property
@@ -520,9 +524,43 @@ class Executor:
         self._begin_abandon(now, f"launch of {step.node} failed {why}: {step.error}")
 
     # ------------------------------------------------ reconfigure
+    def _protected_why(self, node: str | None) -> str | None:
+        return self.protected().get(node) if node else None
+
+    def _skip_protected(self, step: Step, now: float) -> bool:
+        """Skip `step` if its node is protected and nothing irreversible has started: a
+        reconfigure before its restart (its evacuation moves under way finish first, pending ones
+        are skipped), a drain before its decommission, a terminate before its call; for a drain,
+        the plan's own moves off the node are skipped too, so it keeps serving."""
+        why = self._protected_why(step.node)
+        if why is None:
+            return False
+        if step.op == "reconfigure" and (step.sub_state or "evacuate") != "evacuate":
+            return False
+        if step.op == "drain" and step.sub_state == "decommission" and step.called:
+            return False
+        if step.op == "terminate" and step.called:
+            return False
+        children = self._children(step)
+        for c in children:
+            if c.state == "pending":
+                self._set(c, now, state="skipped", finished_at=now, note=f"protected: {why}")
+        running = [c for c in children if not c.finished]
+        if running:  # moves already under way end where they are going
+            self._advance_moves(running, now)
+            return True
+        self._set(step, now, state="skipped", finished_at=now, sub_state=None,
+                  note=f"protected: {why}", level="warning",
+                  event=f"{step.describe()} skipped: {step.node} is protected ({why})")
+        return True
+
     def _phase_reconfigure(self, now: float) -> bool:
         for step in self._of("reconfigure"):
             if step.finished:
+                continue
+            if self._skip_protected(step, now):
+                if not step.finished:
+                    return False
                 continue
             self._tick_reconfigure(step, now)
             return False  # one node at a time
@@ -668,6 +706,12 @@ class Executor:
 
     # ------------------------------------------------ moves
     def _phase_move(self, now: float) -> bool:
+        # a node protected after the plan was submitted keeps what its drain would have moved off
+        draining = {d.node for d in self._of("drain") if not d.finished}
+        for m in self._of("move"):
+            why = self._protected_why(m.source) if m.source in draining else None
+            if why is not None and m.state == "pending":
+                self._set(m, now, state="skipped", finished_at=now, note=f"protected: {why}")
         moves = [m for m in self._of("move") if not m.finished]
         self._advance_moves(moves, now)
         return all(m.finished for m in self._of("move"))
@@ -805,6 +849,10 @@ class Executor:
         for step in self._of("drain"):
             if step.finished:
                 continue
+            if self._skip_protected(step, now):
+                if not step.finished:
+                    return False
+                continue
             self._tick_drain(step, now)
             return False
         return True
@@ -861,6 +909,8 @@ class Executor:
         s, obs = self.settings, self._obs
         for step in self._of("terminate"):
             if step.finished:
+                continue
+            if self._skip_protected(step, now):
                 continue
             node = obs.nodes.get(step.instance_id)
             if node is None or node.state in ("terminated", "stopping"):

@@ -290,3 +290,38 @@ def test_windows_set_at_run_time_replace_the_configs_until_deleted(tmp_path):
         assert gate.hold(_plan(-1))[0] == "window"
     finally:
         server.close()
+
+
+def test_nodes_protected_while_a_plan_runs_keep_their_profile(tmp_path):
+    """The loop on the simulated cluster, wired as `metctl run` wires it (ControlPlane): a plan
+    is submitted, then every node it would restart is protected; none restarts."""
+    from dataclasses import replace
+
+    from controller.control import Protection
+    from controller.control_plane import ControlPlane
+    from simulator.harness import build_run
+
+    config = default_config().model_copy(update={"control": ControlSettings(
+        api_address=None, state_path=str(tmp_path / "control.json"))})
+    run = build_run(config, "met-elasticity.yaml")
+    plane = ControlPlane(config)
+    plane.attach(run.loop)
+    t = 0.0
+    while not run.loop.executor.busy:
+        t += 60
+        run.run(until=t)
+    plan = run.loop._plan_in_flight
+    restarted = {a.node for a in plan.actions if a.op == "reconfigure"}
+    assert restarted
+    before = {n.server_id: n.profile for n in run.cluster.nodes if n.server_id in restarted}
+    plane.store.update(lambda s: replace(s, protected={
+        n: Protection("test", "ops", 0.0) for n in restarted}))
+    while run.loop.executor.busy:
+        t += 60
+        run.run(until=t)
+    after = {n.server_id: n.profile for n in run.cluster.nodes if n.server_id in restarted}
+    assert after == before
+    steps = run.executor.journal.load_steps(run.executor.plan_id)
+    skipped = [s for s in steps if s["op"] == "reconfigure"]
+    assert skipped and all(s["state"] == "skipped" and "protected" in s["note"] for s in skipped)
+    plane.close()
