@@ -15,7 +15,9 @@ from common.redact import redact
 from controller.errors import BadInput
 
 # subcommand name -> module under controller.commands exposing `command`
-COMMANDS = ("plan", "validate", "snapshot", "simulate", "run", "nodes", "status")
+COMMANDS = ("plan", "validate", "snapshot", "simulate", "run", "nodes", "status",
+            # the daemon's HTTP API (docs/control.md)
+            "pause", "resume", "pin", "unpin", "protect", "unprotect", "explain")
 
 
 class _LazyGroup(click.Group):

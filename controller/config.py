@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from actuator.settings import DataStoreSettings, ExecutorSettings, InfrastructureSettings
 from common.documents import MAX_DOCUMENT_BYTES, Document, load_document
+from controller.control import ControlSettings
 from controller.errors import BadInput
 from controller.ha import HASettings
 from controller.loop_settings import LoopSettings
@@ -47,6 +48,7 @@ class MetctlConfig(BaseModel):
     simulator: SimulatorSettings = SimulatorSettings()
     ha: HASettings = HASettings()
     telemetry: TelemetrySettings = TelemetrySettings()
+    control: ControlSettings = ControlSettings()
 
 
 M = TypeVar("M", bound=BaseModel)

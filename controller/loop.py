@@ -39,6 +39,9 @@ class HoldCause(str, Enum):
     BOUNDS = "bounds"  # the plan leaves min_nodes..max_nodes
     ERROR = "error"  # the iteration failed; backing off
     NO_CHANGE = "no_change"  # the policy asked for nothing
+    PAUSED = "paused"  # an operator paused metctl (control.ControlGate)
+    WINDOW = "window"  # scale-in / reconfiguration outside the maintenance windows
+    OBSERVE = "observe"  # observe-only mode: decide and explain, never act
 
 
 class LoopObserver:
@@ -130,6 +133,10 @@ class ControlLoop:
         self.last_hold: tuple[HoldCause, str] | None = None
         self.last_plan: Plan | None = None
         self._resumed = False
+        # The operator's controls (controller.control.ControlGate): pause, pin, protection,
+        # windows, observe mode. None: none (simulations, tests).
+        self.control = None
+        self._suspended_words: str | None = None
 
     # ------------------------------------------------------------------ driving
     def run(self, *, until: float | None = None, rounds: int | None = None,
@@ -180,6 +187,14 @@ class ControlLoop:
                 log.info("resuming the plan in flight: %s", getattr(status, "plan_id", "?"))
                 self._plan_id = getattr(status, "plan_id", None)
         if self.executor.busy:
+            if self.control is not None:
+                words = self.control.plan_suspended()
+                if words != self._suspended_words:  # say it once, not every tick
+                    self._suspended_words = words
+                    if words:
+                        log.info("plan in flight suspended: %s", words)
+                if words:
+                    return s.executor_tick_s
             return self._tick_executor(now)
         if self.next_sample_at is None or now >= self.next_sample_at - 1e-9:
             self.collector.poll(now)
@@ -204,7 +219,10 @@ class ControlLoop:
             self._hold(now, HoldCause.STALE_METRICS, why)
             return
         self.samples_at_last_round = self.collector.samples_since_clear
-        plan = self.decide_fn(snapshot, self.policy, self.memory)
+        policy = self.control.policy(self.policy) if self.control is not None else self.policy
+        plan = self.decide_fn(snapshot, policy, self.memory)
+        if self.control is not None:
+            plan = self.control.protect(plan)  # protected nodes: no restart, drain, terminate
         self.counters.decisions += 1
         self.last_plan = plan
         delta = plan.sizing.delta
@@ -238,6 +256,8 @@ class ControlLoop:
 
     def _veto(self, now: float, plan: Plan) -> tuple[HoldCause, str] | None:
         s, p = self.settings, self.policy
+        if self.control is not None:
+            p = self.control.policy(p)  # a pinned size is the bounds
         target = plan.sizing.target
         if target > p.max_nodes or target < p.min_nodes:
             return HoldCause.BOUNDS, f"plan targets {target} nodes, outside {p.min_nodes}..{p.max_nodes}"
@@ -254,6 +274,10 @@ class ControlLoop:
                     f"needs {s.scale_in_stabilization_s:g} s without a break")
         if not self.may_act():
             return HoldCause.NOT_LEADER, "may_act() refused: this controller may not act now"
+        if self.control is not None:  # the operator's controls: observe, paused, window
+            held = self.control.hold(plan)
+            if held is not None:
+                return HoldCause(held[0]), held[1]
         return None
 
     def _commit_memory(self, memory: DecisionMemory) -> None:

@@ -12,6 +12,7 @@ class SnapshotArrays:
 
     def __init__(self, snapshot: ClusterSnapshot):
         parts = snapshot.partitions
+        self.partitions = parts  # a reference, for per-table rules (policy.tables)
         self.ids = [p.id for p in parts]
         self.current = [p.node for p in parts]
         self.reads = np.fromiter((p.reads for p in parts), np.float64, len(parts))

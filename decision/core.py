@@ -21,6 +21,7 @@ from decision.model import (
 )
 from decision.placement import Placement, place
 from decision.policy import PolicyConfig
+from decision.protection import excluded_tables, keep_nodes, without_tables
 from decision.reconcile import DENSE_LIMIT, match_optimal
 from decision.sizing import healthy_sizing, size_cluster
 from decision.tiramola import decide_tiramola
@@ -69,7 +70,10 @@ def _cyclic_gc_paused() -> Iterator[None]:
 def decide(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: DecisionMemory) -> Plan:
     """The plan for this snapshot under `policy`, and the memory to persist (Plan.memory)."""
     with _cyclic_gc_paused():
-        return _decide(snapshot, policy, memory)
+        # policy.tables: excluded tables' partitions are taken out of the decision, and the
+        # nodes holding them are kept as they are (never restarted, drained or terminated)
+        snapshot, keep = without_tables(snapshot, excluded_tables(policy.tables))
+        return keep_nodes(_decide(snapshot, policy, memory), keep)
 
 
 def _decide(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: DecisionMemory) -> Plan:
@@ -92,12 +96,23 @@ def _decide(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: DecisionMem
                     first=not memory.first_decision_done)
 
 
+def fixed_groups(arrays: SnapshotArrays, policy: PolicyConfig) -> np.ndarray | None:
+    """Per partition, the group code its table's fixed profile imposes (-1: none)."""
+    fixed = {t: GROUPS.index(r.profile) for t, r in policy.tables.items() if r.profile}
+    if not fixed:
+        return None
+    return np.fromiter((fixed.get(p.table, -1) for p in arrays.partitions), np.int64,
+                       len(arrays.partitions))
+
+
 def plan_targets(arrays: SnapshotArrays, target: int, policy: PolicyConfig,
                  dense_limit: int = DENSE_LIMIT) -> tuple[Placement, np.ndarray, np.ndarray,
                                                           np.ndarray]:
     """Stage C and the Stage D matching: (placement, node profile codes, slot profile codes,
     node index per slot with -1 for a node to launch)."""
-    placement = place(arrays.reads, arrays.writes, arrays.scans, target, policy)
+    fixed = fixed_groups(arrays, policy)
+    placement = place(arrays.reads, arrays.writes, arrays.scans, target, policy,
+                      fixed_group=fixed)
     node_profile = np.array([PROFILE_CODE.get(n.profile, -1) for n in arrays.active],
                             dtype=np.int64)
     slot_profile = np.array([PROFILE_CODE[g] for g in placement.slot_group], dtype=np.int64)
@@ -110,7 +125,7 @@ def plan_targets(arrays: SnapshotArrays, target: int, policy: PolicyConfig,
         slot_for_node[node_for_slot[matched]] = np.flatnonzero(matched)
         preferred = np.where(arrays.node_of >= 0, slot_for_node[arrays.node_of], -1)
         placement = place(arrays.reads, arrays.writes, arrays.scans, target, policy,
-                          preferred_slot=preferred)
+                          preferred_slot=preferred, fixed_group=fixed)
         node_for_slot = match_optimal(arrays.node_of, placement.slot_of, node_profile,
                                       slot_profile, dense_limit=dense_limit)
     return placement, node_profile, slot_profile, node_for_slot

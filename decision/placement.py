@@ -184,13 +184,19 @@ class Placement:
 
 
 def place(reads: np.ndarray, writes: np.ndarray, scans: np.ndarray, nodes: int,
-          policy: PolicyConfig, preferred_slot: np.ndarray | None = None) -> Placement:
+          policy: PolicyConfig, preferred_slot: np.ndarray | None = None,
+          fixed_group: np.ndarray | None = None) -> Placement:
     """Classify, share `nodes` among the groups, and LPT each group onto its nodes.
 
     `preferred_slot` (per partition, -1 for none) feeds the sticky LPT when
     policy.keep_tolerance > 0: the slot its current node was matched to in a first pass.
-    Slots are laid out by group in GROUPS order, so the same loads give the same layout."""
+    Slots are laid out by group in GROUPS order, so the same loads give the same layout.
+    `fixed_group` (per partition, group code or -1) overrides the classification: the
+    partitions of a table with a fixed profile (policy.tables)."""
     codes = classify(reads, writes, scans, policy)
+    if fixed_group is not None:
+        fixed = np.asarray(fixed_group)
+        codes = np.where(fixed >= 0, fixed, codes).astype(np.int8)
     load = np.asarray(reads, np.float64) + np.asarray(writes, np.float64) + np.asarray(scans)
     final = codes.copy()
     counts = {g: int(c) for g, c in zip(GROUPS, np.bincount(codes, minlength=len(GROUPS)))}

@@ -11,6 +11,26 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, model_validator
 
 
+class TableRule(BaseModel):
+    """A rule for one table's partitions (`policy.tables.<table>`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    exclude: bool = Field(
+        False, description="Never move this table's partitions; the nodes holding them are "
+        "never restarted, drained or terminated (like protected nodes).")
+    profile: Literal["read", "write", "read_write", "scan"] | None = Field(
+        None, description="Place this table's partitions in this group whatever their request "
+        "mix (a fixed profile). None: classified by its rates like every partition.")
+
+    @model_validator(mode="after")
+    def _one_rule(self) -> TableRule:
+        if self.exclude and self.profile is not None:
+            raise ValueError("exclude: true and a profile contradict each other: an excluded "
+                             "table is never placed")
+        return self
+
+
 class PolicyConfig(BaseModel):
     """How metctl decides: the policy and its thresholds (fractions are 0..1)."""
 
@@ -92,6 +112,12 @@ class PolicyConfig(BaseModel):
         0.90, ge=0, le=1, description="The same for every other profile (MET §5: 90 %): locality "
         "matters more to reads and a major compaction is costly.")
 
+    # --- per-table rules ----------------------------------------------------------------
+    tables: dict[str, TableRule] = Field(
+        default_factory=dict, description="Per-table rules by table name: `exclude: true` "
+        "(never moved) or `profile: read|write|read_write|scan` (a fixed group). Tables not "
+        "listed are classified by their rates.")
+
     # --- tiramola ------------------------------------------------------------------------
     tiramola_cpu_high: float = Field(
         0.40, gt=0, le=1, description="tiramola adds one node when any node's running-average "
@@ -134,4 +160,4 @@ class PolicyConfig(BaseModel):
         return self.max_moves
 
 
-__all__ = ["PolicyConfig"]
+__all__ = ["PolicyConfig", "TableRule"]

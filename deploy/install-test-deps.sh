@@ -9,6 +9,7 @@ command -v gmetric >/dev/null || need+=(ganglia-monitor)
 [ -f /usr/share/java/zookeeper.jar ] || need+=(zookeeper)
 command -v java >/dev/null || need+=(default-jre-headless)
 command -v mvn  >/dev/null || need+=(maven)
+command -v promtool >/dev/null || need+=(prometheus)   # promtool: tests of deploy/prometheus rules
 if ((${#need[@]})); then
   if [ "$(id -u)" != 0 ]; then echo "missing test components (${need[*]}); run as root" >&2; exit 2; fi
   apt-get update -qq

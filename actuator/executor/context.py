@@ -84,6 +84,9 @@ class Context:
         self.assignment: dict[str, tuple[str, ...]] = {}
         self.last_error: str | None = None
         self.obs: Observation = None  # type: ignore[assignment]  # set by Executor.tick
+        # Operators' protection (node -> why), read before each restart, drain and terminate
+        # (actuator/executor/protection.py); set by controller.control_plane.
+        self.protected: Callable[[], Mapping[str, str]] = dict
 
     @property
     def busy(self) -> bool:

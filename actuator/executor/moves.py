@@ -10,6 +10,8 @@ from actuator.executor.step import Step
 
 
 def tick_move(ctx: Context, now: float) -> bool:
+    from actuator.executor.protection import skip_moves_off_protected
+    skip_moves_off_protected(ctx, now)
     moves = [m for m in ctx.of("move") if not m.finished]
     advance(ctx, moves, now)
     return all(m.finished for m in ctx.of("move"))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from actuator.drivers import DriverError
-from actuator.executor import moves
+from actuator.executor import moves, protection
 from actuator.executor.context import Context, StopPlan, age
 from actuator.executor.states import timeout_s
 from actuator.executor.step import Step
@@ -12,6 +12,10 @@ from actuator.executor.step import Step
 def tick(ctx: Context, now: float) -> bool:
     for step in ctx.of("reconfigure"):
         if step.finished:
+            continue
+        if protection.skip_protected(ctx, step, now):
+            if not step.finished:
+                return False
             continue
         _tick_reconfigure(ctx, step, now)
         return False  # one node at a time

@@ -4,7 +4,7 @@ never one metctl does not own) and finish (restore the balancer)."""
 from __future__ import annotations
 
 from actuator.drivers import DriverError, NotOwnedError
-from actuator.executor import moves
+from actuator.executor import moves, protection
 from actuator.executor.context import Context, StopPlan, age, log
 from actuator.executor.states import timeout_s
 from actuator.executor.step import Step
@@ -56,6 +56,10 @@ def _issue_compact(ctx: Context, c: Step, now: float) -> None:
 def tick_drain(ctx: Context, now: float) -> bool:
     for step in ctx.of("drain"):
         if step.finished:
+            continue
+        if protection.skip_protected(ctx, step, now):
+            if not step.finished:
+                return False
             continue
         _tick_drain(ctx, step, now)
         return False
@@ -115,6 +119,8 @@ def tick_terminate(ctx: Context, now: float) -> bool:
     s, obs = ctx.settings, ctx.obs
     for step in ctx.of("terminate"):
         if step.finished:
+            continue
+        if protection.skip_protected(ctx, step, now):
             continue
         node = obs.nodes.get(step.instance_id)
         if node is None or node.state in ("terminated", "stopping"):

@@ -115,10 +115,14 @@ def _status_line(run) -> str:
               help="Where the end-of-run report goes (default: out/run-<scenario>; simulated "
                    "runs only: a live run keeps its journal and last decision beside "
                    "executor.journal_path).")
-def command(config_path, once, out_dir):
+@click.option("--api", "api", default=None, metavar="HOST:PORT",
+              help="Serve the HTTP API here (default: control.api_address; 'off': none).")
+@click.option("--observe", is_flag=True,
+              help="Observe only: decide and explain, never act (control.mode: observe).")
+def command(config_path, once, out_dir, api, observe):
     """Run the control loop (default: MET on the simulated demo cluster)."""
     with _sigterm_as_interrupt():
-        _command(config_path, once, out_dir)
+        _command(config_path, once, out_dir, api, observe)
 
 
 @contextlib.contextmanager
@@ -140,9 +144,11 @@ def _sigterm_as_interrupt():
         signal.signal(signal.SIGTERM, previous)
 
 
-def _command(config_path, once, out_dir):
+def _command(config_path, once, out_dir, api, observe):
+    from controller.control_plane import with_control_overrides
+
     path = config_path or str(DEMO_CONFIG)
-    config = load_config(path)
+    config = with_control_overrides(load_config(path), api=api, observe=observe)
     if config.infrastructure.driver != "sim" or config.datastore.driver != "sim":
         run_live(config, path, once)
         return
@@ -159,8 +165,10 @@ def _command(config_path, once, out_dir):
                     clock=lambda cluster: PacedSimClock(cluster, speed))
     view.run = run
     out = Path(out_dir or f"out/run-{run.scenario.name}")
+    plane = _control_plane(config, prod, run.loop)
     prod.start()
     try:
+        plane.start()
         if once:
             run.run(rounds=1)
         elif console.is_terminal:
@@ -185,11 +193,21 @@ def _command(config_path, once, out_dir):
     except KeyboardInterrupt:
         console.print("interrupted: writing the report of what ran")
     finally:
+        plane.close()
         prod.close()
     summary = write_report(run, out, config.policy.name)
     console.print(f"{summary['total_ops']:.0f} operations in {summary['duration_s'] / 60:.1f} simulated minutes, "
                   f"{summary['node_minutes']:.0f} node-minutes, {summary['decisions']} decisions, "
                   f"{sum(summary['holds'].values())} holds; report in {out}/")
+
+
+def _control_plane(config: Any, prod: Any, loop: Any) -> Any:
+    """Pause, pin, protection, windows, observe mode and the HTTP API (docs/control.md)."""
+    from controller.control_plane import ControlPlane
+
+    plane = ControlPlane(config, leadership=prod.leadership, telemetry=prod.telemetry)
+    plane.attach(loop)
+    return plane
 
 
 class LiveLines(LoopObserver):
@@ -289,13 +307,16 @@ def run_live(config: Any, path: str, once: bool) -> None:
         loop = ControlLoop(collector, prod.fence(executor), config.policy, config.loop, clock,
                            memory=MemoryStore(config.loop.memory_path),
                            observers=[LiveLines(console), *prod.observers], may_act=prod.may_act)
+        plane = _control_plane(config, prod, loop)
         prod.start()
         try:
+            plane.start()
             loop.run(rounds=1 if once else None)
         except KeyboardInterrupt:
             console.print("interrupted: stopping (a plan in flight resumes from the journal "
                           "on the next start)")
         finally:
+            plane.close()
             prod.close()
         c = loop.counters
         console.print(f"{c.decisions} decisions, {c.holds} holds, {c.errors} errors; journal "

@@ -120,6 +120,7 @@ from pathlib import Path  # noqa: E402
 import requests  # noqa: E402
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
+from controller.control_plane import CONTROL_METRICS  # noqa: E402
 from controller.telemetry import METRIC_NAMES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -190,7 +191,7 @@ def test_metctl_run_instances_one_acts_sigkill_then_sigterm(zookeeper, tmp_path)
         text = requests.get(first.endpoint(), timeout=5).text
         names = {f.name + ("_total" if f.type == "counter" else "")
                  for f in text_string_to_metric_families(text) if f.name.startswith("metctl_")}
-        assert names == set(METRIC_NAMES)
+        assert names == set(METRIC_NAMES) | {n for n, _ in CONTROL_METRICS}
         assert first.leader_gauge() == 1 and other.leader_gauge() == 0
         poll(lambda: first.events("action"), 60, "the leader to act")
         poll(lambda: [h for h in other.events("hold") if h["reason"] == "not_leader"], 60,

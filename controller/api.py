@@ -1,0 +1,401 @@
+"""The daemon's HTTP API (`/v1/...`, JSON), served beside the synchronous control loop.
+
+aiohttp runs in a thread of its own with its own event loop: a request never runs on the
+loop's thread and never waits for it. Reads copy what the loop last published
+(controller.control.LiveStatus, swapped under a lock held for microseconds); changes go to the
+control store (a file, or ZooKeeper with HA), which the loop reads on its next iteration; the
+dry-run plan is computed in a worker thread on the latest snapshot. See docs/control.md.
+
+Auth: `Authorization: Bearer <token>` with the token in `control.token_file` (created 0600 when
+missing). Every change needs it (401 without); reads need it when
+`control.read_requires_token`. Bad JSON, unknown fields, negative durations: 400 with one line
+naming the field. A client must send its whole request within `control.request_timeout_s`:
+a slow client (1 byte/s) is disconnected (aiohttp's keep-alive timer for the headers — it runs
+from the connection's start until a request is complete — and a deadline on the body).
+"""
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import (BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr,
+                      field_validator)
+
+from controller.control import (ControlSettings, ControlState, MaintenanceWindow, Pause, Pin,
+                                Protection, check_zone)
+from controller.errors import BadInput
+
+log = logging.getLogger("metctl.api")
+
+
+# ------------------------------------------------------------------ the token
+
+def ensure_token(path: str | Path) -> str:
+    """The token in `path`; a new random one (0600) when the file is missing."""
+    from controller.control_store import write_private
+
+    p = Path(path).expanduser()
+    if not p.exists():
+        write_private(p, secrets.token_urlsafe(32) + "\n")
+        log.info("created API token file %s (0600)", p, extra={"event": "api.token_created"})
+    token = read_token(p)
+    if token is None:
+        raise BadInput(str(p), "", "a token (one line of text), got an empty file")
+    return token
+
+
+def read_token(path: str | Path) -> str | None:
+    p = Path(path).expanduser()
+    try:
+        text = p.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as err:
+        raise BadInput(str(p), "", f"a readable token file ({err})") from None
+    return text or None
+
+
+# ------------------------------------------------------------------ request bodies
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class PauseBody(_Body):
+    for_s: StrictInt | StrictFloat | None = Field(None, gt=0, description="Pause length, s.")
+    reason: StrictStr = Field("", max_length=500)
+    by: StrictStr = Field("", max_length=100)
+    stop_plan: StrictBool = True
+
+
+class ByBody(_Body):
+    by: StrictStr = Field("", max_length=100)
+
+
+class SizeBody(_Body):
+    min: StrictInt = Field(..., ge=1)
+    max: StrictInt = Field(..., ge=1)
+    by: StrictStr = Field("", max_length=100)
+
+
+class ProtectBody(_Body):
+    reason: StrictStr = Field("", max_length=500)
+    by: StrictStr = Field("", max_length=100)
+
+
+class WindowsBody(_Body):
+    windows: tuple[MaintenanceWindow, ...]
+    timezone: StrictStr = "UTC"
+    by: StrictStr = Field("", max_length=100)
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        return check_zone(value)
+
+
+# ------------------------------------------------------------------ the server
+
+class ApiServer:
+    """Serve the API in a background thread: `start()` returns (host, port); `close()`."""
+
+    def __init__(self, settings: ControlSettings, store: Any, live: Any, *,
+                 token: str | None, leadership: Any = None, gate: Any = None,
+                 dry_run: Callable[[], dict[str, Any] | None] | None = None,
+                 identity: str = "", wall_clock: Callable[[], float] = time.time):
+        self.settings, self.store, self.live = settings, store, live
+        self.token, self.leadership, self.gate = token, leadership, gate
+        self.dry_run, self.identity, self.wall = dry_run, identity, wall_clock
+        self.address: tuple[str, int] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: Any = None
+        self._thread: threading.Thread | None = None
+        self._started = threading.Event()
+        self.native_id: int | None = None  # the server thread's id (bench: its CPU time)
+        self._budget = TokenBucket(settings.max_requests_per_s)
+        self._start_error: BaseException | None = None
+
+    # ---- lifecycle ---------------------------------------------------------------------
+    def start(self, timeout_s: float = 10.0) -> tuple[str, int]:
+        self._thread = threading.Thread(target=self._serve, name="metctl-api", daemon=True)
+        self._thread.start()
+        if not self._started.wait(timeout_s):
+            raise RuntimeError("the API server did not start")
+        if self._start_error is not None:
+            raise self._start_error
+        assert self.address is not None
+        log.info("HTTP API on http://%s:%d/v1/", *self.address, extra={"event": "api.serving"})
+        return self.address
+
+    def _serve(self) -> None:
+        self.native_id = threading.get_native_id()
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(self._start_site())
+        except BaseException as err:  # noqa: BLE001 — reported to start()
+            self._start_error = err
+            self._started.set()
+            loop.close()
+            return
+        self._started.set()
+        try:
+            loop.run_forever()
+        finally:
+            loop.run_until_complete(self._runner.cleanup())
+            loop.close()
+
+    async def _start_site(self) -> None:
+        from aiohttp import web
+
+        app = web.Application(client_max_size=self.settings.max_body_bytes,
+                              middlewares=[self._middleware()])
+        r = app.router
+        r.add_get("/v1/status", self.get_status)
+        r.add_get("/v1/decisions", self.get_decisions)
+        r.add_post("/v1/pause", self.post_pause)
+        r.add_post("/v1/resume", self.post_resume)
+        r.add_put("/v1/size", self.put_size)
+        r.add_delete("/v1/size", self.delete_size)
+        r.add_put("/v1/nodes/{node}/protection", self.put_protection)
+        r.add_delete("/v1/nodes/{node}/protection", self.delete_protection)
+        r.add_put("/v1/windows", self.put_windows)
+        r.add_delete("/v1/windows", self.delete_windows)
+        r.add_post("/v1/plan", self.post_plan)
+        # keepalive_timeout: aiohttp arms it when a connection opens and re-arms it after each
+        # response; it is what closes a client that dribbles its headers.
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
+                                     keepalive_timeout=self.settings.request_timeout_s)
+        await self._runner.setup()
+        host, port = self.settings.bind()
+        site = web.TCPSite(self._runner, host, port, reuse_address=True)
+        await site.start()
+        sock = site._server.sockets[0]  # noqa: SLF001 — the port actually bound (port 0)
+        self.address = (host, sock.getsockname()[1])
+
+    def close(self) -> None:
+        if self._loop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+            self._thread = None
+
+    # ---- plumbing ----------------------------------------------------------------------
+    @staticmethod
+    def _json(data: Any, status: int = 200) -> Any:
+        from aiohttp import web
+        return web.json_response(data, status=status, dumps=lambda d: json.dumps(d, default=str))
+
+    def _error(self, status: int, message: str) -> Any:
+        return self._json({"error": message}, status)
+
+    def _authorized(self, request: Any) -> bool:
+        header = request.headers.get("Authorization", "")
+        scheme, _, given = header.partition(" ")
+        return (self.token is not None and scheme.lower() == "bearer"
+                and hmac.compare_digest(given.strip().encode(), self.token.encode()))
+
+    def _middleware(self) -> Any:
+        from aiohttp import web
+
+        @web.middleware
+        async def guard(request: Any, handler: Any) -> Any:
+            return await self._guard(request, handler)
+        return guard
+
+    async def _guard(self, request: Any, handler: Any) -> Any:
+        """Rate first (wait for a turn), auth, then every failure is a JSON error of one line."""
+        from aiohttp import web
+
+        wait = self._budget.take(time.monotonic())
+        if wait > 0:
+            await asyncio.sleep(wait)
+
+        mutating = request.method not in ("GET", "HEAD") and request.path != "/v1/plan"
+        if (mutating or self.settings.read_requires_token) and not self._authorized(request):
+            return self._error(401, "a valid bearer token is required "
+                               f"(Authorization: Bearer <the token in {self.settings.token_file}>)")
+        try:
+            return await handler(request)
+        except BadInput as err:
+            return self._error(400, err.line())
+        except web.HTTPException as err:
+            if err.status >= 400:
+                return self._error(err.status, err.reason)
+            raise
+        except _ClientTooSlow:
+            return self._error(408, f"request body not received within "
+                               f"{self.settings.request_timeout_s:g} s")
+        except Exception as err:  # noqa: BLE001 — a bad request never stops the server
+            log.exception("API %s %s failed", request.method, request.path)
+            return self._error(500, f"{type(err).__name__}: {err}")
+
+    async def _body(self, request: Any, model: type[BaseModel]) -> Any:
+        from controller.config import parse_model
+
+        try:
+            raw = await asyncio.wait_for(request.read(), self.settings.request_timeout_s)
+        except asyncio.TimeoutError:
+            raise _ClientTooSlow() from None
+        if not raw.strip():
+            data: Any = {}
+        else:
+            try:
+                data = json.loads(raw, parse_constant=_no_constant)
+            except (ValueError, UnicodeDecodeError) as err:
+                raise BadInput("request body", "", f"JSON ({err})") from None
+        return parse_model(model, data, "request body")
+
+    def _change(self, fn: Callable[[ControlState], ControlState]) -> ControlState:
+        from controller.control_store import ControlStoreError
+        try:
+            return self.store.update(fn)
+        except ControlStoreError as err:
+            from aiohttp import web
+            raise web.HTTPServiceUnavailable(reason=str(err)) from err
+
+    async def _in_thread(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+
+    # ---- reads -------------------------------------------------------------------------
+    def status_doc(self) -> dict[str, Any]:
+        now = self.wall()
+        state: ControlState = self.store.state
+        live = self.live.copy()
+        pause = state.active_pause(now)
+        leader = self.leadership.is_leader() if self.leadership is not None else True
+        last = live["last_decision"]
+        return {
+            "identity": self.identity,
+            "role": "leader" if leader else "follower",
+            "mode": self.settings.mode,
+            "paused": pause is not None,
+            "pause": _asdict(pause),
+            "pinned": {"min": state.pin.min_nodes, "max": state.pin.max_nodes,
+                       "by": state.pin.by, "at_unix_s": state.pin.at_unix_s} if state.pin else None,
+            "protected": {n: _asdict(p) for n, p in sorted(state.protected.items())},
+            "window": self.gate.window_state() if self.gate is not None else None,
+            "last_snapshot_unix_s": live["last_snapshot_unix_s"],
+            "last_decision": last,
+            "plan_in_flight": live["plan_in_flight"],
+            "now_unix_s": now,
+        }
+
+    async def get_status(self, request: Any) -> Any:
+        return self._json(self.status_doc())
+
+    async def get_decisions(self, request: Any) -> Any:
+        raw = request.query.get("limit", "20")
+        if not raw.isdigit() or int(raw) < 1:
+            raise BadInput("query", "limit", f"a whole number >= 1, got {raw[:20]!r}")
+        items = self.live.copy()["decisions"]
+        return self._json({"decisions": items[-int(raw):][::-1]})
+
+    async def post_plan(self, request: Any) -> Any:
+        if self.dry_run is None:
+            return self._error(503, "no dry run in this process")
+        doc = await self._in_thread(self.dry_run)
+        if doc is None:
+            return self._error(409, "no snapshot yet: the daemon has not decided anything")
+        return self._json(doc)
+
+    # ---- changes -----------------------------------------------------------------------
+    async def post_pause(self, request: Any) -> Any:
+        body = await self._body(request, PauseBody)
+        now = self.wall()
+        pause = Pause(reason=body.reason, by=body.by or _peer(request), at_unix_s=now,
+                      until_unix_s=now + body.for_s if body.for_s is not None else None,
+                      stop_plan=body.stop_plan)
+        await self._in_thread(self._change, lambda s: replace(s, pause=pause))
+        log.warning("paused by %s: %s", pause.by, pause.reason, extra={"event": "control.paused"})
+        return self._json(self.status_doc())
+
+    async def post_resume(self, request: Any) -> Any:
+        body = await self._body(request, ByBody)
+        await self._in_thread(self._change, lambda s: replace(s, pause=None))
+        log.warning("resumed by %s", body.by or _peer(request), extra={"event": "control.resumed"})
+        return self._json(self.status_doc())
+
+    async def put_size(self, request: Any) -> Any:
+        body = await self._body(request, SizeBody)
+        if body.min > body.max:
+            raise BadInput("request body", "min", f"at most max ({body.max}), got {body.min}")
+        pin = Pin(body.min, body.max, body.by or _peer(request), self.wall())
+        await self._in_thread(self._change, lambda s: replace(s, pin=pin))
+        return self._json(self.status_doc())
+
+    async def delete_size(self, request: Any) -> Any:
+        await self._in_thread(self._change, lambda s: replace(s, pin=None))
+        return self._json(self.status_doc())
+
+    async def put_protection(self, request: Any) -> Any:
+        node = request.match_info["node"]
+        body = await self._body(request, ProtectBody)
+        prot = Protection(body.reason, body.by or _peer(request), self.wall())
+        await self._in_thread(self._change, lambda s: replace(
+            s, protected={**s.protected, node: prot}))
+        return self._json(self.status_doc())
+
+    async def put_windows(self, request: Any) -> Any:
+        from controller.control import WindowsOverride
+
+        body = await self._body(request, WindowsBody)
+        o = WindowsOverride(windows=body.windows, timezone=body.timezone,
+                            by=body.by or _peer(request), at_unix_s=self.wall())
+        await self._in_thread(self._change, lambda s: replace(s, windows=o))
+        return self._json(self.status_doc())
+
+    async def delete_windows(self, request: Any) -> Any:
+        await self._in_thread(self._change, lambda s: replace(s, windows=None))
+        return self._json(self.status_doc())
+
+    async def delete_protection(self, request: Any) -> Any:
+        node = request.match_info["node"]
+        await self._in_thread(self._change, lambda s: replace(
+            s, protected={n: p for n, p in s.protected.items() if n != node}))
+        return self._json(self.status_doc())
+
+
+class TokenBucket:
+    """`rate` turns a second, up to `rate` at once; `take(now)` books the next turn and returns
+    how long to wait for it (0: now). Only the server's event-loop thread calls it."""
+
+    def __init__(self, rate: float):
+        self.rate, self.capacity = rate, max(1.0, rate)
+        self.tokens, self.at = self.capacity, None
+
+    def take(self, now: float) -> float:
+        if self.at is not None:
+            self.tokens = min(self.capacity, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        self.tokens -= 1.0
+        return 0.0 if self.tokens >= 0 else -self.tokens / self.rate
+
+
+class _ClientTooSlow(Exception):
+    pass
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _peer(request: Any) -> str:
+    return f"api@{request.remote or '?'}"
+
+
+def _asdict(obj: Any) -> dict[str, Any] | None:
+    from dataclasses import asdict
+    return asdict(obj) if obj is not None else None
+
+
+__all__ = ["ApiServer", "ensure_token", "read_token", "PauseBody", "SizeBody", "ProtectBody"]

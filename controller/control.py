@@ -1,0 +1,414 @@
+"""Operators in control: pause (with an expiry), a pinned size, protected nodes, observe-only
+mode and maintenance windows — the state, its rules, and what the control loop asks of them.
+
+- `ControlSettings` is the config's `control:` section (API address, token file, mode, windows).
+- `ControlState` is what operators change at run time (pause, pin, protection); it lives in a
+  `controller.control_store` store (a 0600 file, or ZooKeeper when HA is on) so every instance
+  honours it and a new leader inherits it.
+- `ControlGate` is what the loop consults: the policy with the pin applied, whether to hold a
+  plan (`observe`, `paused`, `window`), whether a plan in flight must stop at its next
+  consistent point (pause with stop_plan), and the plan without protected nodes' restarts,
+  drains and terminations.
+- `LiveStatus` is a loop observer keeping what `GET /v1/status` and `/v1/decisions` show, so
+  the API reads a copy and never touches (or waits for) the loop.
+
+Time here is the wall clock (unix seconds), injected: a pause's expiry and a window are
+operator times, not the simulated clock of a simulated run.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+def check_zone(value: str) -> str:
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError("an IANA time zone such as UTC or Europe/Lisbon") from None
+    return value
+
+
+class MaintenanceWindow(BaseModel):
+    """A weekly time range in which scale-in and reconfiguration may run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    days: tuple[Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"], ...] = Field(
+        DAYS, min_length=1, description="Weekdays on which the window opens (mon..sun).")
+    start: str = Field(..., description="Opening time `HH:MM` (24 h, in control.timezone).")
+    end: str = Field(..., description="Closing time `HH:MM`; before `start` means the window "
+                     "runs past midnight into the next day.")
+
+    @field_validator("start", "end")
+    @classmethod
+    def _hhmm(cls, value: str) -> str:
+        h, sep, m = value.partition(":")
+        if not sep or not (h.isdigit() and m.isdigit()) or not (0 <= int(h) <= 24
+                                                                 and 0 <= int(m) < 60) \
+                or int(h) * 60 + int(m) > 24 * 60:
+            raise ValueError("a time HH:MM between 00:00 and 24:00")
+        return value
+
+    def minutes(self, which: str) -> int:
+        h, _, m = getattr(self, which).partition(":")
+        return int(h) * 60 + int(m)
+
+
+class ControlSettings(BaseModel):
+    """The daemon's HTTP API and the operator's controls (see docs/control.md)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    api_address: str | None = Field(
+        "127.0.0.1:9465", description="`host:port` the HTTP API (`/v1/...`) binds to while "
+        "`metctl run` runs; loopback by default. Port 0 picks a free one. null: no API.")
+    token_file: str = Field(
+        "metctl-state/api-token", description="File holding the bearer token mutating API "
+        "calls need; created (0600, random) when missing. The CLI reads it too.")
+    read_requires_token: bool = Field(
+        False, description="Also refuse read-only API calls (status, decisions, plan) without "
+        "the token.")
+    mode: Literal["act", "observe"] = Field(
+        "act", description="`observe`: decide and explain, never act (every plan is held with "
+        "cause `observe`). `metctl run --observe` sets it.")
+    windows: tuple[MaintenanceWindow, ...] = Field(
+        (), description="Maintenance windows. Outside all of them scale-in and "
+        "reconfiguration are held (cause `window`); scale-out is always allowed. Empty: "
+        "always allowed.")
+    timezone: str = Field("UTC", description="Time zone of the windows (IANA name).")
+    state_path: str | None = Field(
+        None, description="File for pause, pin and protection when HA is off (0600, atomic "
+        "writes). None: `control.json` beside loop.memory_path (or the journal).")
+    request_timeout_s: float = Field(
+        5.0, gt=0, description="An API client must send its whole request within this many "
+        "seconds, or its connection is closed (slow clients cannot hold the server).")
+    max_body_bytes: int = Field(65536, ge=1024, description="Largest request body accepted.")
+    max_requests_per_s: float = Field(
+        200.0, gt=0, description="The API answers at most this many requests a second (a burst "
+        "of as many at once); more wait their turn without using CPU, so a flood of clients "
+        "cannot take the interpreter from the control loop.")
+    decisions_kept: int = Field(
+        200, ge=1, description="Decisions and holds `GET /v1/decisions` can return.")
+
+    @field_validator("api_address")
+    @classmethod
+    def _host_port(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        host, sep, port = value.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+            raise ValueError("host:port, e.g. 127.0.0.1:9465, or null for no API")
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        return check_zone(value)
+
+    def bind(self) -> tuple[str, int]:
+        assert self.api_address is not None
+        host, _, port = self.api_address.rpartition(":")
+        return host.strip("[]"), int(port)
+
+
+# ------------------------------------------------------------------ the shared state
+
+class ControlFile(BaseModel):
+    """The stored form of ControlState (JSON in the file or the znode)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: Literal[1] = 1
+    pause: dict[str, Any] | None = None
+    pin: dict[str, Any] | None = None
+    protected: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    windows: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Pause:
+    reason: str
+    by: str
+    at_unix_s: float
+    until_unix_s: float | None = None  # None: until resumed
+    stop_plan: bool = True  # a plan in flight stops at its next consistent point
+
+
+@dataclass(frozen=True)
+class Pin:
+    min_nodes: int
+    max_nodes: int
+    by: str
+    at_unix_s: float
+
+
+@dataclass(frozen=True)
+class Protection:
+    reason: str
+    by: str
+    at_unix_s: float
+
+
+class WindowsOverride(BaseModel):
+    """Maintenance windows set at run time (`PUT /v1/windows`), in force instead of the
+    config's until `DELETE /v1/windows`; shared through the store like pause and pin."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    windows: tuple[MaintenanceWindow, ...] = Field(
+        ..., description="The windows; an empty list means always allowed.")
+    timezone: str = Field("UTC", description="Their time zone (IANA name).")
+    by: str = ""
+    at_unix_s: float = 0.0
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        return check_zone(value)
+
+
+@dataclass(frozen=True)
+class ControlState:
+    pause: Pause | None = None
+    pin: Pin | None = None
+    protected: Mapping[str, Protection] = field(default_factory=dict)
+    windows: WindowsOverride | None = None  # None: the config's control.windows
+
+    def active_pause(self, now_unix_s: float) -> Pause | None:
+        """The pause in force at `now` (a timed pause past its expiry is over)."""
+        p = self.pause
+        if p is None or (p.until_unix_s is not None and now_unix_s >= p.until_unix_s):
+            return None
+        return p
+
+    def to_dict(self) -> dict[str, Any]:
+        from dataclasses import asdict
+        return {"version": 1,
+                "pause": asdict(self.pause) if self.pause else None,
+                "pin": asdict(self.pin) if self.pin else None,
+                "protected": {n: asdict(p) for n, p in sorted(self.protected.items())},
+                "windows": self.windows.model_dump(mode="json") if self.windows else None}
+
+    @classmethod
+    def from_dict(cls, data: Any, file: str) -> ControlState:
+        from controller.config import parse_model
+        from controller.errors import BadInput
+        model = parse_model(ControlFile, data, file)
+        try:
+            windows = (parse_model(WindowsOverride, model.windows, file)
+                       if model.windows is not None else None)
+            return cls(pause=Pause(**model.pause) if model.pause else None,
+                       pin=Pin(**model.pin) if model.pin else None,
+                       protected={n: Protection(**p) for n, p in model.protected.items()},
+                       windows=windows)
+        except TypeError as err:
+            raise BadInput(file, "", f"a metctl control state ({err})") from None
+
+
+# ------------------------------------------------------------------ windows
+
+def window_open(windows: tuple[MaintenanceWindow, ...], tz: str, now_unix_s: float
+                ) -> tuple[bool, str]:
+    """Whether `now` lies in one of the windows (no windows: always), and words saying so."""
+    if not windows:
+        return True, "no maintenance windows configured"
+    local = datetime.fromtimestamp(now_unix_s, ZoneInfo(tz))
+    minute = local.hour * 60 + local.minute
+    today = DAYS[local.weekday()]
+    yesterday = DAYS[(local.weekday() - 1) % 7]
+    for w in windows:
+        start, end = w.minutes("start"), w.minutes("end")
+        if start <= end:
+            inside = today in w.days and start <= minute < end
+        else:  # past midnight: opened yesterday evening or opens this evening
+            inside = (today in w.days and minute >= start) or (yesterday in w.days and minute < end)
+        if inside:
+            return True, f"inside window {','.join(w.days)} {w.start}-{w.end} {tz}"
+    return False, (f"outside every maintenance window ({local:%a %H:%M} {tz}; windows: "
+                   + "; ".join(f"{','.join(w.days)} {w.start}-{w.end}" for w in windows) + ")")
+
+
+# ------------------------------------------------------------------ what the loop asks
+
+class ControlGate:
+    """The loop's view of the operator's controls (see the module docstring)."""
+
+    def __init__(self, settings: ControlSettings, store: Any,
+                 wall_clock: Callable[[], float] = time.time):
+        self.settings, self.store, self.wall = settings, store, wall_clock
+
+    @property
+    def state(self) -> ControlState:
+        return self.store.state
+
+    def policy(self, policy: Any) -> Any:
+        """The policy with the pinned size as its bounds."""
+        pin = self.state.pin
+        if pin is None:
+            return policy
+        return policy.model_copy(update={"min_nodes": pin.min_nodes, "max_nodes": pin.max_nodes})
+
+    def protect(self, plan: Any) -> Any:
+        from decision.protection import keep_nodes
+        protected = self.state.protected
+        if not protected:
+            return plan
+        return keep_nodes(plan, {n: f"protected by {p.by}: {p.reason}" if p.reason
+                                 else f"protected by {p.by}" for n, p in protected.items()})
+
+    def hold(self, plan: Any) -> tuple[str, str] | None:
+        """(cause, words) when this plan must not start, else None."""
+        now = self.wall()
+        if self.settings.mode == "observe":
+            return "observe", "observe-only mode: metctl decides and explains, never acts"
+        pause = self.state.active_pause(now)
+        if pause is not None:
+            until = (f" until {_iso(pause.until_unix_s)}" if pause.until_unix_s is not None
+                     else " until resumed")
+            return "paused", f"paused by {pause.by}{until}: {pause.reason or 'no reason given'}"
+        if plan.sizing.delta <= 0:
+            ok, words = window_open(*self.windows(), now)
+            if not ok:
+                return "window", f"scale-in and reconfiguration wait: {words}"
+        return None
+
+    def plan_suspended(self) -> str | None:
+        """Words when a plan in flight must not advance (paused with stop_plan), else None."""
+        pause = self.state.active_pause(self.wall())
+        if pause is not None and pause.stop_plan:
+            return f"paused by {pause.by}: the plan in flight waits at a consistent point"
+        if self.settings.mode == "observe":
+            return "observe-only mode"
+        return None
+
+    def windows(self) -> tuple[tuple[MaintenanceWindow, ...], str]:
+        """The windows in force: set at run time (shared store), else the config's."""
+        o = self.state.windows
+        return (o.windows, o.timezone) if o is not None else (self.settings.windows,
+                                                               self.settings.timezone)
+
+    def window_state(self) -> dict[str, Any]:
+        windows, tz = self.windows()
+        ok, words = window_open(windows, tz, self.wall())
+        o = self.state.windows
+        return {"configured": bool(windows), "open": ok, "words": words,
+                "source": f"set by {o.by} at run time" if o is not None else "config",
+                "windows": [w.model_dump() for w in windows], "timezone": tz}
+
+
+def _iso(unix_s: float) -> str:
+    return datetime.fromtimestamp(unix_s).astimezone().isoformat(timespec="seconds")
+
+
+# ------------------------------------------------------------------ what the API shows
+
+class LiveStatus:
+    """A loop observer keeping the daemon's live state for the API (one small lock; the loop
+    holds it only to swap references, the API only to copy them)."""
+
+    def __init__(self, keep: int = 200, wall_clock: Callable[[], float] = time.time,
+                 record: Callable[[dict[str, Any]], None] | None = None):
+        self._lock = threading.Lock()
+        self._wall = wall_clock
+        self._record = record
+        self.decisions: deque[dict[str, Any]] = deque(maxlen=keep)
+        self.last_decision: dict[str, Any] | None = None
+        self.last_plan: Any = None
+        self.last_snapshot: Any = None
+        self.last_snapshot_unix_s: float | None = None
+        self.plan_in_flight: dict[str, Any] | None = None
+        self.memory: Any = None
+
+    def on_sample(self, now: float, samples_since_clear: int) -> None:
+        pass
+
+    def on_error(self, now: float, error: BaseException) -> None:
+        pass
+
+    def on_decision(self, now: float, plan: Any, plan_id: str | None, snapshot: Any) -> None:
+        from controller.telemetry import decision_kind
+        entry = {
+            "at_unix_s": self._wall(), "kind": decision_kind(plan), "plan_id": plan_id,
+            "reason": plan.reason, "hold": None,
+            "sizing": {"current": plan.sizing.current, "target": plan.sizing.target,
+                       "delta": plan.sizing.delta},
+            "actions": len(plan.actions),
+            "verdicts": [{"node": n.node, "verdict": n.verdict, "reasons": list(n.reasons)}
+                         for n in plan.health.nodes],
+        }
+        with self._lock:
+            self.last_plan, self.last_snapshot = plan, snapshot
+            self.last_snapshot_unix_s = self._wall()
+            self.last_decision = entry
+            self.decisions.append(entry)
+        self._persist(entry)
+
+    def on_hold(self, now: float, cause: Any, words: str) -> None:
+        cause = getattr(cause, "value", str(cause))
+        with self._lock:
+            last = self.last_decision
+            if last is not None and last["hold"] is None and self._wall() - last["at_unix_s"] < 1.0 \
+                    and cause not in ("stale_metrics", "error"):
+                # the hold of the decision just taken: attach it rather than a second entry
+                last = dict(last, hold={"cause": cause, "words": words})
+                self.decisions[-1] = self.last_decision = last
+                entry = last
+            else:
+                entry = {"at_unix_s": self._wall(), "kind": "hold", "plan_id": None, "reason": "",
+                         "hold": {"cause": cause, "words": words}, "actions": 0}
+                self.decisions.append(entry)
+                self.last_decision = entry
+        self._persist(entry)
+
+    def on_action(self, now: float, event: str, plan_id: str | None, status: Any) -> None:
+        with self._lock:
+            if event == "submitted":
+                self.plan_in_flight = {"plan_id": plan_id, "phase": "submitted", "done": 0,
+                                       "total": None, "state": "running"}
+            elif self.plan_in_flight is not None and self.plan_in_flight["plan_id"] == plan_id:
+                self.plan_in_flight = None
+
+    def on_tick(self, status: Any) -> None:
+        """After each executor tick (telemetry's after_tick chain): the plan's progress."""
+        if getattr(status, "plan_id", None) is None:
+            return
+        doc = {"plan_id": status.plan_id, "phase": getattr(status, "phase", None),
+               "state": getattr(status, "state", None),
+               "done": getattr(status, "actions_done", None),
+               "total": getattr(status, "actions_total", None),
+               "current": getattr(status, "current", None)}
+        with self._lock:
+            if doc["state"] in ("running", "resuming", "rolling_back") or doc["state"] is None:
+                self.plan_in_flight = doc
+
+    def _persist(self, entry: dict[str, Any]) -> None:
+        if self._record is not None:
+            try:
+                self._record(entry)
+            except Exception:  # noqa: BLE001 — the record must never break the loop
+                pass
+
+    def copy(self) -> dict[str, Any]:
+        with self._lock:
+            return {"last_decision": self.last_decision, "plan_in_flight": self.plan_in_flight,
+                    "last_snapshot_unix_s": self.last_snapshot_unix_s,
+                    "decisions": list(self.decisions)}
+
+    def latest(self) -> tuple[Any, Any]:
+        with self._lock:
+            return self.last_snapshot, self.last_plan
+
+
+__all__ = ["ControlSettings", "MaintenanceWindow", "ControlState", "Pause", "Pin", "Protection",
+           "ControlFile", "ControlGate", "LiveStatus", "WindowsOverride", "window_open", "DAYS"]

@@ -1,0 +1,181 @@
+"""Wires the operator's controls into `metctl run`: the control store, the gate the loop
+consults, the live status the API reads, the HTTP API server, and the control metrics.
+
+    plane = ControlPlane(config, leadership=prod.leadership, telemetry=prod.telemetry)
+    plane.attach(loop)        # loop.control = gate; live status observer; tick progress
+    plane.start()             # token file, API server
+    ...
+    plane.close()
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from controller.control import ControlGate, LiveStatus
+
+log = logging.getLogger("metctl.control")
+
+# The control metrics (docs/control.md lists them; a test keeps the two in step). Kept apart
+# from controller.telemetry.METRICS because they are read from the control store at scrape time.
+CONTROL_METRICS: tuple[tuple[str, str], ...] = (
+    ("metctl_paused", "1 while an operator's pause is in force (decisions held, cause paused)."),
+    ("metctl_protected_nodes", "Nodes protected from restart, drain and termination."),
+    ("metctl_pinned", "1 while the cluster size is pinned (PUT /v1/size, metctl pin)."),
+)
+
+
+class _ProgressExecutor:
+    """The loop's executor, reporting each tick's status to the live view (plan in flight)."""
+
+    def __init__(self, executor: Any, live: LiveStatus):
+        self._executor, self._live = executor, live
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._executor, name)
+
+    @property
+    def busy(self) -> bool:
+        return self._executor.busy
+
+    def submit(self, plan: Any, plan_id: str) -> None:
+        self._executor.submit(plan, plan_id)
+
+    def tick(self) -> Any:
+        status = self._executor.tick()
+        self._live.on_tick(status)
+        return status
+
+    def resume(self) -> Any:
+        status = self._executor.resume()
+        self._live.on_tick(status)
+        return status
+
+
+class DecisionLog:
+    """Decisions and holds appended as JSON lines (bounded: one rotation at `max_bytes`)."""
+
+    def __init__(self, path: Path, max_bytes: int = 4 << 20):
+        self.path, self.max_bytes = path, max_bytes
+
+    def __call__(self, entry: dict[str, Any]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if self.path.stat().st_size > self.max_bytes:
+                os.replace(self.path, self.path.with_suffix(".jsonl.1"))
+        except FileNotFoundError:
+            pass
+        with open(self.path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(entry, default=str) + "\n")
+
+
+class ControlPlane:
+    def __init__(self, config: Any, *, leadership: Any = None, telemetry: Any = None,
+                 wall_clock: Any = time.time):
+        from controller.control_store import default_state_path, open_control_store
+
+        self.config, self.settings = config, config.control
+        self.leadership = leadership
+        self.store = open_control_store(config)
+        self.gate = ControlGate(self.settings, self.store, wall_clock)
+        # decisions and holds also go to a file beside the control state (the API keeps the
+        # last `decisions_kept` in memory)
+        record = (DecisionLog(default_state_path(config).with_name("decisions.jsonl"))
+                  if config.loop.memory_path or self.settings.state_path else None)
+        self.live = LiveStatus(self.settings.decisions_kept, wall_clock, record=record)
+        self.loop: Any = None
+        self.server: Any = None
+        self.wall = wall_clock
+        from controller.telemetry import Telemetry
+        if isinstance(telemetry, Telemetry):  # not NullTelemetry (endpoint off or no client)
+            self._register_metrics(telemetry.registry)
+
+    def _register_metrics(self, registry: Any) -> None:
+        import prometheus_client as prom
+
+        values = {
+            "metctl_paused": lambda: 1.0 if self.store.state.active_pause(self.wall()) else 0.0,
+            "metctl_protected_nodes": lambda: float(len(self.store.state.protected)),
+            "metctl_pinned": lambda: 1.0 if self.store.state.pin else 0.0,
+        }
+        for name, help_text in CONTROL_METRICS:
+            prom.Gauge(name, help_text, registry=registry).set_function(values[name])
+
+    def attach(self, loop: Any) -> None:
+        self.loop = loop
+        loop.control = self.gate
+        loop.observers.append(self.live)
+        # the executor itself checks protection before each restart, drain and terminate, so a
+        # plan submitted before the protection honours it too
+        inner = loop.executor
+        while hasattr(inner, "executor") or hasattr(inner, "_executor"):
+            inner = getattr(inner, "executor", None) or getattr(inner, "_executor")
+        inner.protected = self.protected_nodes
+        loop.executor = _ProgressExecutor(loop.executor, self.live)
+
+    def protected_nodes(self) -> dict[str, str]:
+        """node -> why, for the executor (read from the store's in-memory copy)."""
+        return {n: f"protected by {p.by}" + (f": {p.reason}" if p.reason else "")
+                for n, p in self.store.state.protected.items()}
+
+    def dry_run(self) -> dict[str, Any] | None:
+        """The plan the daemon would make now on its latest snapshot (nothing is kept)."""
+        from decision import decide
+
+        snapshot, _ = self.live.latest()
+        if snapshot is None or self.loop is None:
+            return None
+        plan = decide(snapshot, self.gate.policy(self.loop.policy), self.loop.memory)
+        plan = self.gate.protect(plan)
+        doc = plan.to_dict()
+        held = self.gate.hold(plan) if not plan.is_empty else None
+        doc["would_hold"] = {"cause": held[0], "words": held[1]} if held else None
+        return doc
+
+    def start(self) -> tuple[str, int] | None:
+        if self.settings.api_address is None:
+            return None
+        from controller.api import ApiServer, ensure_token
+
+        token = ensure_token(self.settings.token_file)
+        identity = getattr(self.leadership, "identity", "") if self.leadership else ""
+        self.server = ApiServer(self.settings, self.store, self.live, token=token,
+                                leadership=self.leadership, gate=self.gate,
+                                dry_run=self.dry_run, identity=identity, wall_clock=self.wall)
+        try:
+            return self.server.start()
+        except OSError as err:
+            # The loop's duty comes first: a taken port costs the API, not the controller.
+            log.error("HTTP API not served on %s: %s", self.settings.api_address, err,
+                      extra={"event": "api.unavailable"})
+            self.server = None
+            return None
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.close()
+            self.server = None
+        self.store.close()
+
+
+def with_control_overrides(config: Any, *, api: str | None = None, observe: bool = False) -> Any:
+    """`metctl run --api HOST:PORT --observe` on top of the config's control section."""
+    update: dict[str, Any] = {}
+    if api is not None:
+        update["api_address"] = None if api.lower() in ("none", "null", "off") else api
+    if observe:
+        update["mode"] = "observe"
+    if not update:
+        return config
+    from controller.config import parse_model
+    from controller.control import ControlSettings
+
+    control = parse_model(ControlSettings, {**config.control.model_dump(), **update}, "--api")
+    return config.model_copy(update={"control": control})
+
+
+__all__ = ["ControlPlane", "CONTROL_METRICS", "DecisionLog", "with_control_overrides"]

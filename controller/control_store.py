@@ -1,0 +1,158 @@
+"""Where the operator's controls (pause, pin, protection: controller.control.ControlState) live.
+
+- `FileControlStore`: without HA, one JSON file beside the decision memory, 0600, replaced
+  atomically (temporary file, fsync, rename), so a crash leaves the old state or the new one.
+- `ZooKeeperControlStore`: with `ha.zookeeper_hosts`, the znode `<root_znode>/<cluster>/control`,
+  so every instance honours the same controls and a new leader inherits them. Its own kazoo
+  client (the election's lives in controller.ha); a watch keeps a cached copy, so the loop reads
+  memory, not ZooKeeper, on every iteration; changes are compare-and-set on the znode version.
+  While ZooKeeper is unreachable the last state seen stays in force and changes are refused.
+
+Both: `state` (the current ControlState, never blocks), `update(fn)` (fn: state -> new state;
+returns the new state; serialised), `close()`.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from controller.control import ControlState
+from controller.errors import BadInput
+
+log = logging.getLogger("metctl.control")
+
+
+class ControlStoreError(RuntimeError):
+    """A change could not be stored (ZooKeeper unreachable, a file not writable)."""
+
+
+def default_state_path(config: Any) -> Path:
+    """control.state_path, else control.json beside the decision memory (or the journal)."""
+    if config.control.state_path:
+        return Path(config.control.state_path)
+    base = config.loop.memory_path
+    if not base:
+        journal = str(config.executor.journal_path)
+        base = journal if journal != ":memory:" and not journal.startswith("file:") \
+            else "metctl-state/memory.json"
+    return Path(base).with_name("control.json")
+
+
+def write_private(path: Path, text: str) -> None:
+    """Replace `path` with `text` atomically, readable by its owner only (0600)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class FileControlStore:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self.state = self._read()
+
+    def _read(self) -> ControlState:
+        if not self.path.exists():
+            return ControlState()
+        try:
+            text = self.path.read_text(encoding="utf-8")
+            data = json.loads(text) if text.strip() else {}
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise BadInput(str(self.path), "", f"a metctl control state in JSON ({err})") from None
+        return ControlState.from_dict(data, str(self.path))
+
+    def update(self, fn: Callable[[ControlState], ControlState]) -> ControlState:
+        with self._lock:
+            new = fn(self.state)
+            try:
+                write_private(self.path, json.dumps(new.to_dict(), indent=2) + "\n")
+            except OSError as err:
+                raise ControlStoreError(f"cannot write {self.path}: {err}") from err
+            self.state = new
+            return new
+
+    def close(self) -> None:
+        pass
+
+
+class ZooKeeperControlStore:
+    def __init__(self, settings: Any, cluster: str, *, client: Any = None):
+        from kazoo.client import KazooClient
+
+        root = "" if settings.root_znode == "/" else settings.root_znode
+        self.path = f"{root}/{cluster}/control"
+        self._own = client is None
+        self.client = client or KazooClient(hosts=settings.zookeeper_hosts,
+                                            timeout=settings.session_timeout_s)
+        self._lock = threading.Lock()
+        self.state = ControlState()
+        if self._own:
+            self.client.start(timeout=settings.connect_timeout_s)
+        self.client.ensure_path(self.path)
+        data, _ = self.client.get(self.path)
+        self.state = self._parse(data)
+        self.client.DataWatch(self.path, self._on_change)
+
+    def _parse(self, data: bytes | None) -> ControlState:
+        if not data:
+            return ControlState()
+        try:
+            return ControlState.from_dict(json.loads(data.decode()), f"zookeeper:{self.path}")
+        except (ValueError, BadInput) as err:
+            log.error("unreadable control state in %s: %s (keeping the last one)", self.path, err,
+                      extra={"event": "control.unreadable"})
+            return self.state
+
+    def _on_change(self, data: bytes | None, stat: Any) -> None:
+        self.state = self._parse(data)
+
+    def update(self, fn: Callable[[ControlState], ControlState]) -> ControlState:
+        from kazoo.exceptions import BadVersionError, KazooException
+
+        with self._lock:
+            for _ in range(20):  # compare-and-set; another instance may write meanwhile
+                try:
+                    data, stat = self.client.get(self.path)
+                    new = fn(self._parse(data))
+                    self.client.set(self.path, json.dumps(new.to_dict()).encode(),
+                                    version=stat.version)
+                    self.state = new
+                    return new
+                except BadVersionError:
+                    continue
+                except KazooException as err:
+                    raise ControlStoreError(f"ZooKeeper {self.path}: {type(err).__name__}") from err
+            raise ControlStoreError(f"ZooKeeper {self.path}: too many concurrent changes")
+
+    def close(self) -> None:
+        if self._own:
+            try:
+                self.client.stop()
+                self.client.close()
+            except Exception:  # noqa: BLE001
+                pass
+
+
+def open_control_store(config: Any) -> FileControlStore | ZooKeeperControlStore:
+    if config.ha.enabled:
+        return ZooKeeperControlStore(config.ha, config.cluster)
+    return FileControlStore(default_state_path(config))
+
+
+__all__ = ["FileControlStore", "ZooKeeperControlStore", "ControlStoreError", "open_control_store",
+           "default_state_path", "write_private"]

@@ -1,0 +1,73 @@
+"""Operator controls shared through a real ZooKeeper: two `metctl run` daemons on the simulated
+cluster elect one leader; a pause given to either is honoured by both, and survives the leader's
+death (the new leader inherits it)."""
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+from kazoo.client import KazooClient
+
+from tests.fixtures.controllers import poll
+
+pytestmark = pytest.mark.integration
+
+
+def ha_yaml(zk_hosts: str, root: str, name: str) -> str:
+    return (f"ha: {{zookeeper_hosts: '{zk_hosts}', root_znode: {root}, session_timeout_s: 2, "
+            f"identity: {name}}}\n")
+
+
+def test_pause_on_one_instance_holds_the_other_and_survives_the_leader(zookeeper, metctl_daemons):
+    root = f"/metctl-ctl-{os.getpid()}"
+    a = metctl_daemons("a", ha_yaml(zookeeper.hosts, root, "a"))
+    b = metctl_daemons("b", ha_yaml(zookeeper.hosts, root, "b"))
+    roles = poll(lambda: {d.name: d.status()["role"] for d in (a, b)}
+                 if sorted(d.status()["role"] for d in (a, b)) == ["follower", "leader"] else None,
+                 30, "one leader and one follower")
+    leader, follower = (a, b) if roles["a"] == "leader" else (b, a)
+
+    # pause through the follower's API: the leader holds
+    r = follower.call("POST", "/v1/pause", {"reason": "shared pause", "stop_plan": False})
+    assert r.status_code == 200
+    since = time.time()
+    poll(lambda: leader.status()["paused"], 10, "the leader to see the pause")
+    assert leader.status()["pause"]["reason"] == "shared pause"
+    held = poll(lambda: [x for x in leader.decisions(200) if x["at_unix_s"] > since
+                         and (x.get("hold") or {}).get("cause") == "paused"], 120,
+                "the leader to hold a decision because paused")
+    assert held
+    # maintenance windows set at run time through the leader are shared the same way
+    r = leader.call("PUT", "/v1/windows", {"windows": [{"start": "02:00", "end": "03:00"}],
+                                           "timezone": "UTC"})
+    assert r.status_code == 200
+    poll(lambda: follower.status()["window"]["source"].startswith("set by"), 10,
+         "the follower to see the windows")
+
+    # stored where every instance (and the next leader) reads it
+    zk = KazooClient(hosts=zookeeper.hosts)
+    zk.start(timeout=10)
+    try:
+        data, _ = zk.get(f"{root}/ctl/control")
+        assert b"shared pause" in data
+    finally:
+        zk.stop()
+        zk.close()
+
+    # the leader dies while paused: the follower takes over and stays paused
+    leader.kill(signal.SIGKILL)
+    poll(lambda: follower.status()["role"] == "leader", 30, "the follower to lead")
+    took_over = time.time()
+    s = follower.status()
+    assert s["paused"] and s["pause"]["reason"] == "shared pause"
+    poll(lambda: [x for x in follower.decisions(200) if x["at_unix_s"] > took_over
+                  and (x.get("hold") or {}).get("cause") == "paused"], 120,
+         "the new leader to hold because paused")
+    new_plans = [x for x in follower.decisions(200) if x["at_unix_s"] > took_over
+                 and x.get("plan_id") and not x.get("hold")]
+    assert new_plans == []
+
+    # resumed through the new leader: it acts again
+    assert follower.call("POST", "/v1/resume", {}).json()["paused"] is False
