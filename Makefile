@@ -5,6 +5,8 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
+# cassandra-driver: pure Python (no C extensions to compile on CI's 2 cores; docs/cassandra.md)
+export CASS_DRIVER_NO_EXTENSIONS := 1
 
 .PHONY: run test venv system-deps bench clean demo-hbase
 
