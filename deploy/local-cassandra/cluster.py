@@ -266,6 +266,12 @@ class LocalCassandra:
             "memtable_heap_space": "64MiB",
             "memtable_offheap_space": "64MiB",
             "key_cache_size": "16MiB",
+            # 2 s is Cassandra's default; on a shared 2-core machine a node that is starting
+            # its JVM (class loading, JIT) while it joins can pause longer than that, and a
+            # write to a pending replica counts toward QUORUM (docs/cassandra.md)
+            "write_request_timeout": "5000ms",
+            "read_request_timeout": "5000ms",
+            "range_request_timeout": "10000ms",
         }
         s.update(self.extra_yaml)
         s.update(overrides)
