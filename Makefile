@@ -8,7 +8,7 @@ BIN     = $(VENV)/bin
 # cassandra-driver: pure Python (no C extensions to compile on CI's 2 cores; docs/cassandra.md)
 export CASS_DRIVER_NO_EXTENSIONS := 1
 
-.PHONY: run test venv system-deps bench clean demo-hbase
+.PHONY: run test venv system-deps bench clean demo-hbase demo-cassandra
 
 $(BIN)/.installed: pyproject.toml
 	bash deploy/bootstrap-python.sh $(PYTHON) $(VENV)
@@ -34,6 +34,11 @@ bench: venv
 # metctl act for a few rounds, measure again, report with plots (out/demo-hbase/), stop it.
 demo-hbase: venv system-deps
 	$(BIN)/python deploy/local-hbase/demo.py $(DEMO_ARGS)
+
+# metctl's CassandraDriver on a real local Cassandra 5.0 cluster: 2 nodes, replication 2, a
+# QUORUM load; add a node, later decommission it; report + plot in out/demo-cassandra/.
+demo-cassandra: venv system-deps
+	$(BIN)/python deploy/local-cassandra/demo.py $(DEMO_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis out

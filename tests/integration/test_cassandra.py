@@ -3,7 +3,7 @@ the system_views monitor against the client's own counts, a join and a decommiss
 traffic running (no operation may fail), a decommission resumed by a fresh driver after the
 first one's NodeTool was SIGKILLed, and a node killed while it bootstraps.
 
-Load is a small python cassandra-driver loop (tests/integration/cassandra_load.py), not YCSB.
+Load is a small python cassandra-driver loop (deploy/local-cassandra/load.py), not YCSB.
 """
 from __future__ import annotations
 
@@ -16,8 +16,7 @@ from actuator.cassandra import CassandraDriver, LocalNodeTool
 from monitor.cassandra_views import CassandraViewsSource
 from monitor.collector import Collector
 from monitor.settings import MonitorSettings
-from tests.fixtures.cassandra import KEYSPACE
-from tests.integration.cassandra_load import QuorumLoad
+from tests.fixtures.cassandra import KEYSPACE, quorum_load
 
 pytestmark = pytest.mark.integration
 
@@ -44,7 +43,7 @@ def test_monitor_counts_match_the_clients(cassandra_session: Any, cassandra_driv
     """Every replica counts a write (RF per client write) and at QUORUM with RF 2 both replicas
     read (data + digest), so the monitor's per-node counters summed over nodes, divided by RF,
     are the client's operations. Rates through the collector match within 10 %."""
-    load = QuorumLoad(cassandra_session, TABLE)
+    load = quorum_load(cassandra_session, TABLE)
     src = CassandraViewsSource(cassandra_session)
     clock = {"t": 0.0}
     collector = Collector([src], MonitorSettings(smoothing_alpha=0.99))
@@ -70,7 +69,7 @@ def test_join_then_decommission_at_quorum(cassandra_cluster_restored: Any, cassa
     first decommission's NodeTool is SIGKILLed (the controller died); a fresh driver's
     decommission is a no-op on a LEAVING node and the leave completes."""
     cluster = cassandra_cluster_restored
-    load = QuorumLoad(cassandra_session, TABLE)
+    load = quorum_load(cassandra_session, TABLE)
     load.start()
     try:
         time.sleep(2)
@@ -130,7 +129,7 @@ def test_node_killed_while_joining(cassandra_cluster_restored: Any, cassandra_se
     cluster.kill_node(node.name)
     wait_for("the driver to see it down",
              lambda: states(cassandra_driver).get(node.address) in ("stopped", "starting", None), timeout_s=60)
-    load = QuorumLoad(cassandra_session, TABLE)
+    load = quorum_load(cassandra_session, TABLE)
     load.run_ops(writes=100, reads=100)
     assert load.failed == 0, load.errors[:5]
     r = cluster.nodetool(cluster.nodes()[0].name, "assassinate", node.address)

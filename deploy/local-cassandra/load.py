@@ -1,10 +1,12 @@
-"""A small QUORUM read/write load over the python cassandra-driver (the tests' stand-in for YCSB):
-counts what succeeded and what failed, and remembers every acknowledged write so it can be read
-back afterwards."""
+"""A small QUORUM read/write load over the python cassandra-driver (the stand-in for YCSB in the
+Cassandra tests and `make demo-cassandra`): counts what succeeded and what failed per second, and
+remembers every acknowledged write so it can be read back afterwards."""
 from __future__ import annotations
 
 import random
 import threading
+import time
+from collections import defaultdict
 from typing import Any
 
 
@@ -22,6 +24,7 @@ class QuorumLoad:
         self.ok_writes = self.ok_reads = self.failed = 0
         self.errors: list[str] = []
         self.written: dict[str, str] = {}
+        self.timeline: dict[int, list[int]] = defaultdict(lambda: [0, 0])  # epoch second -> [ok, failed]
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -36,8 +39,10 @@ class QuorumLoad:
             self.session.execute(self.insert, (k, v), timeout=10)
             self.written[k] = v
             self.ok_writes += 1
+            self.timeline[int(time.time())][0] += 1
         except Exception as err:  # noqa: BLE001 — any failure counts against availability
             self.failed += 1
+            self.timeline[int(time.time())][1] += 1
             self.errors.append(f"write {k}: {type(err).__name__}: {err}")
 
     def read(self) -> None:
@@ -45,9 +50,19 @@ class QuorumLoad:
         try:
             self.session.execute(self.select, (k,), timeout=10)
             self.ok_reads += 1
+            self.timeline[int(time.time())][0] += 1
         except Exception as err:  # noqa: BLE001
             self.failed += 1
+            self.timeline[int(time.time())][1] += 1
             self.errors.append(f"read {k}: {type(err).__name__}: {err}")
+
+    def window(self, t0: float, t1: float) -> tuple[int, int]:
+        """(ok, failed) operations in the whole seconds from t0 to t1."""
+        ok = failed = 0
+        for sec, (o, f) in list(self.timeline.items()):
+            if t0 <= sec < t1:
+                ok, failed = ok + o, failed + f
+        return ok, failed
 
     def run_ops(self, writes: int, reads: int) -> None:
         for _ in range(writes):
