@@ -57,10 +57,13 @@ def connect(contact_points: Sequence[str], port: int = 9042, **kw: Any) -> tuple
     """(Cluster, Session) of the python cassandra-driver; imported here so the rest of metctl runs
     without the optional `cassandra` extra."""
     os.environ.setdefault("CASS_DRIVER_NO_EXTENSIONS", "1")
-    from cassandra.cluster import Cluster
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+    from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
 
-    cluster = Cluster(list(contact_points), port=port, connect_timeout=10,
-                      control_connection_timeout=10, **kw)
+    profile = ExecutionProfile(load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy()),
+                               request_timeout=10)
+    cluster = Cluster(list(contact_points), port=port, connect_timeout=10, control_connection_timeout=10,
+                      execution_profiles={EXEC_PROFILE_DEFAULT: profile}, **kw)
     try:
         return cluster, cluster.connect()
     except Exception as err:  # noqa: BLE001 — NoHostAvailable and friends
@@ -133,10 +136,16 @@ class CassandraDriver:
         except Exception as err:  # noqa: BLE001 — driver errors are many; all are retryable here
             raise DriverError(f"CQL {cql!r} failed: {type(err).__name__}: {err}") from err
 
-    def gossip(self) -> dict[str, str]:
-        """address -> gossip STATUS word (NORMAL, BOOT, LEAVING, LEFT, shutdown, …)."""
+    def _host(self, address: str) -> Any:
+        return next((h for h in self.session.cluster.metadata.all_hosts()
+                     if h.address == address and h.is_up is not False), None)
+
+    def gossip(self, ask: str | None = None) -> dict[str, str]:
+        """address -> gossip STATUS word (NORMAL, BOOT, LEAVING, LEFT, shutdown, …), as any
+        coordinator sees it, or as the node at `ask` does (a node knows its own state first)."""
         out = {}
-        for r in self._query("SELECT address, status, status_with_port FROM system_views.gossip_info"):
+        host = self._host(ask) if ask else None
+        for r in self._query("SELECT address, status, status_with_port FROM system_views.gossip_info", host=host):
             status = (r.status_with_port or r.status or "").split(",")[0]
             out[r.address] = status
         return out
@@ -189,7 +198,7 @@ class CassandraDriver:
     def decommission(self, server_id: str) -> None:
         """Start `nodetool decommission` on the node; done when gossip says LEFT (the node then
         leaves servers()). Idempotent: a leaving or gone node is left alone."""
-        status = self.gossip().get(server_id)
+        status = self.gossip(ask=server_id).get(server_id)
         if status is None or status in GONE_STATES or status == "LEAVING":
             return
         if status != "NORMAL":
@@ -206,10 +215,12 @@ class CassandraDriver:
                 self.cleanup(s.id)
 
     def set_stream_throughput(self, mib_per_s: float) -> None:
-        """Throttle bootstrap / decommission streaming on every live node (0 = unthrottled)."""
+        """Throttle bootstrap / decommission streaming on every live node (0 = unthrottled):
+        the outbound limit of partial-SSTable streams and (`-e`) of whole-SSTable ones."""
         for s in self.servers():
             if s.state in ("active", "draining", "starting"):
                 self._start_op(s.id, "setstreamthroughput", "setstreamthroughput", "-m", f"{mib_per_s:g}")
+                self._start_op(s.id, "setstreamthroughput-e", "setstreamthroughput", "-e", f"{mib_per_s:g}")
 
     def restart_server(self, server_id: str, profile: str) -> None:
         """Restart the node with `profile`'s cassandra.yaml settings; back when servers() shows
@@ -233,8 +244,8 @@ class CassandraDriver:
         if self.op_result(addr, f"compact {table}") is None and (addr, f"compact {table}") in self._ops:
             return True
         ks, tbl = table.split(".", 1)
-        host = next((h for h in self.session.cluster.metadata.all_hosts() if h.address == addr), None)
-        rows = self._query("SELECT keyspace_name, table_name, kind FROM system_views.sstable_tasks", host=host)
+        rows = self._query("SELECT keyspace_name, table_name, kind FROM system_views.sstable_tasks",
+                           host=self._host(addr))
         return any(r.keyspace_name == ks and r.table_name == tbl and r.kind == "compaction" for r in rows)
 
     def compaction_cql(self, table: str, klass: str) -> str:

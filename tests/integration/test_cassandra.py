@@ -91,6 +91,11 @@ def test_join_then_decommission_at_quorum(cassandra_cluster_restored: Any, cassa
                    for s in cluster.contact_points() if s != node.address)
 
         cassandra_driver.set_stream_throughput(16)
+        for op in ("setstreamthroughput", "setstreamthroughput-e"):
+            wait_for(op, lambda: all(cassandra_driver.op_result(a, op) is not None for a in cluster.contact_points()))
+            assert [cassandra_driver.op_result(a, op) for a in cluster.contact_points()] == [0] * 3, op
+        got = cluster.nodetool(cluster.nodes()[0].name, "getstreamthroughput", "-m")
+        assert got.returncode == 0 and "16" in got.stdout, got.stdout + got.stderr
         t1 = time.monotonic()
         cassandra_driver.decommission(node.address)
         wait_for("decommission to start", lambda: states(cassandra_driver).get(node.address) == "draining",
