@@ -5,8 +5,10 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
+# cassandra-driver: pure Python (no C extensions to compile on CI's 2 cores; docs/cassandra.md)
+export CASS_DRIVER_NO_EXTENSIONS := 1
 
-.PHONY: run test venv system-deps bench clean demo-hbase chaos-hbase
+.PHONY: run test venv system-deps bench clean demo-hbase chaos-hbase demo-cassandra
 
 # The core (what `make run` needs): numpy, scipy, pydantic, rich, matplotlib, … — no drivers,
 # no test tools; pip's own progress is shown (a first install takes about a minute).
@@ -46,6 +48,11 @@ demo-hbase: venv system-deps
 CHAOS_ARGS ?= --minutes 20 --seed 7
 chaos-hbase: venv system-deps
 	$(BIN)/python deploy/local-hbase/chaos.py $(CHAOS_ARGS)
+
+# metctl's CassandraDriver on a real local Cassandra 5.0 cluster: 2 nodes, replication 2, a
+# QUORUM load; add a node, later decommission it; report + plot in out/demo-cassandra/.
+demo-cassandra: venv system-deps
+	$(BIN)/python deploy/local-cassandra/demo.py $(DEMO_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis out

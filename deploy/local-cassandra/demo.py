@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""`make demo-cassandra`: metctl's CassandraDriver scales a real local Cassandra 5.0 cluster out
+and back in under a QUORUM read/write load, and reports what the clients saw.
+
+1. start 2 nodes (deploy/local-cassandra/cluster.py), keyspace with replication 2, a table;
+2. run the QUORUM load (deploy/local-cassandra/load.py; YCSB has no Cassandra binding on Maven
+   Central and this project's is not written yet) for --phase-s seconds: "before";
+3. add a node: it bootstraps; the driver watches gossip until it is UN, then runs cleanup on the
+   others; measure "after join";
+4. throttle streaming, decommission that node through the driver, watch it until it LEFT, stop
+   its process; measure "after";
+5. out/demo-cassandra/report.json (availability during the actions, actions_done, throughput_before,
+   throughput_after, join/decommission seconds, peak RSS) and a throughput plot; stop everything.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def _load(file: str) -> Any:
+    name = "metctl_local_cassandra_" + file.removesuffix(".py")
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, HERE / file)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def wait_for(check: Any, timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"timed out waiting for {what}")
+        time.sleep(0.5)
+
+
+def plot(load: Any, marks: dict[str, float], t_start: float, out: Path) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    secs = sorted(s for s in load.timeline if s >= int(t_start))
+    fig, ax = plt.subplots(figsize=(8, 4))
+    ax.plot([s - t_start for s in secs], [load.timeline[s][0] for s in secs], label="QUORUM ops ok / s")
+    ax.plot([s - t_start for s in secs], [load.timeline[s][1] for s in secs], label="failed / s", color="red")
+    for name, t in marks.items():
+        ax.axvline(t - t_start, color="grey", linestyle=":")
+        ax.text(t - t_start, ax.get_ylim()[1] * 0.95, name, rotation=90, fontsize=7, va="top")
+    ax.set_xlabel("seconds")
+    ax.set_ylabel("operations per second")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    path = out / "throughput.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return str(path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default="out/demo-cassandra")
+    ap.add_argument("--phase-s", type=float, default=20.0)
+    ap.add_argument("--stream-mib", type=float, default=16.0)
+    a = ap.parse_args(argv)
+    out = Path(a.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    cl_mod, load_mod = _load("cluster.py"), _load("load.py")
+    from actuator.cassandra import CassandraDriver, LocalNodeTool, connect
+
+    cluster = cl_mod.LocalCassandra(out / "cluster")
+    marks: dict[str, float] = {}
+    actions: list[dict[str, Any]] = []
+    peak: dict[str, float] = {}
+    t_ready0 = time.monotonic()
+    cluster.start(nodes=2)
+    ready_s = time.monotonic() - t_ready0
+    ccl = None
+    try:
+        ccl, session = connect(cluster.contact_points(), cluster.native_port)
+        for ks in ("system_distributed", "system_traces"):
+            session.execute(f"ALTER KEYSPACE {ks} WITH replication = {{'class': 'SimpleStrategy', 'replication_factor': 2}}")
+        session.execute("CREATE KEYSPACE IF NOT EXISTS demo WITH replication = "
+                        "{'class': 'SimpleStrategy', 'replication_factor': 2}")
+        session.execute("CREATE TABLE IF NOT EXISTS demo.usertable (y_id text PRIMARY KEY, field0 text)")
+        driver = CassandraDriver(session, LocalNodeTool(cluster))
+        load = load_mod.QuorumLoad(session, "demo.usertable")
+        load.run_ops(writes=1000, reads=0)  # some data to stream
+        t_start = time.time()
+        load.start()
+
+        def sample_rss() -> None:
+            for k, v in cluster.rss_mb().items():
+                peak[k] = max(peak.get(k, 0.0), v)
+
+        def states() -> dict[str, str]:
+            sample_rss()
+            return {s.id: s.state for s in driver.servers()}
+
+        time.sleep(a.phase_s)
+        marks["join"] = time.time()
+        node = cluster.add_node(wait=False)
+        t0 = time.monotonic()
+        wait_for(lambda: states().get(node.address) == "active", 300, f"{node.address} to join")
+        join_s = time.monotonic() - t0
+        actions.append({"action": "add_node", "server": node.address, "seconds": round(join_s, 1)})
+        driver.cleanup_all(except_server=node.address)
+        wait_for(lambda: all(driver.op_result(s, "cleanup") is not None for s in cluster.contact_points()
+                             if s != node.address), 300, "cleanup")
+        actions.append({"action": "cleanup", "servers": [s for s in cluster.contact_points() if s != node.address]})
+        marks["joined"] = time.time()
+        time.sleep(a.phase_s)
+        driver.set_stream_throughput(a.stream_mib)
+        marks["decommission"] = time.time()
+        t1 = time.monotonic()
+        driver.decommission(node.address)
+        wait_for(lambda: node.address not in states(), 300, f"{node.address} to leave")
+        leave_s = time.monotonic() - t1
+        cluster.stop_node(node.name)
+        actions.append({"action": "decommission", "server": node.address, "seconds": round(leave_s, 1),
+                        "stream_throughput_mib_s": a.stream_mib})
+        marks["left"] = time.time()
+        time.sleep(a.phase_s)
+        t_end = time.time()
+        load.stop()
+        bad = load.verify()
+
+        def tput(t0: float, t1: float) -> float:
+            ok, _ = load.window(t0, t1)
+            return round(ok / max(1.0, t1 - t0), 1)
+        during_ok, during_failed = 0, 0
+        for lo, hi in ((marks["join"], marks["joined"]), (marks["decommission"], marks["left"])):
+            o, f = load.window(int(lo), int(hi) + 1)
+            during_ok, during_failed = during_ok + o, during_failed + f
+        report = {
+            "cluster": {"nodes_before": 2, "nodes_peak": 3, "replication": 2, "consistency": "QUORUM",
+                        "version": cluster.version, "start_to_ready_s": round(ready_s, 1)},
+            "load": "python cassandra-driver QUORUM loop, 1 write + 1 read per iteration (not YCSB)",
+            "actions_done": actions,
+            "availability": (during_ok / (during_ok + during_failed)) if during_ok + during_failed else None,
+            "availability_whole_run": load.availability,
+            "operations": {"ok": load.ok_writes + load.ok_reads, "failed": load.failed,
+                           "acknowledged_writes_lost": len(bad)},
+            "throughput_before": tput(t_start + 2, marks["join"]),
+            "throughput_during_join": tput(marks["join"], marks["joined"]),
+            "throughput_after_join": tput(marks["joined"] + 1, marks["decommission"]),
+            "throughput_during_decommission": tput(marks["decommission"], marks["left"]),
+            "throughput_after": tput(marks["left"] + 1, t_end - 1),
+            "join_s": round(join_s, 1),
+            "decommission_s": round(leave_s, 1),
+            "peak_rss_mb": {k: round(v) for k, v in peak.items()},
+            "errors": load.errors[:10],
+        }
+        report["plots"] = [plot(load, marks, t_start, out)]
+        (out / "report.json").write_text(json.dumps(report, indent=2))
+        print(json.dumps({k: report[k] for k in ("availability", "throughput_before", "throughput_after",
+                                                 "join_s", "decommission_s", "peak_rss_mb")}))
+        print(f"report: {out / 'report.json'}")
+        return 0 if not bad else 1
+    finally:
+        if ccl is not None:
+            ccl.shutdown()
+        cluster.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""Cassandra 5.0 on a real local cluster (tests/fixtures/cassandra.py: 2 nodes, one JVM each):
+the system_views monitor against the client's own counts, a join and a decommission with QUORUM
+traffic running (no operation may fail), a decommission resumed by a fresh driver after the
+first one's NodeTool was SIGKILLed, and a node killed while it bootstraps.
+
+Load is a small python cassandra-driver loop (deploy/local-cassandra/load.py), not YCSB.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import pytest
+
+from actuator.cassandra import CassandraDriver, LocalNodeTool
+from monitor.cassandra_views import CassandraViewsSource
+from monitor.collector import Collector
+from monitor.settings import MonitorSettings
+from tests.fixtures.cassandra import KEYSPACE, quorum_load
+
+pytestmark = pytest.mark.integration
+
+TABLE = f"{KEYSPACE}.usertable"
+RF = 2
+
+
+def wait_for(what: str, check: Callable[[], Any], timeout_s: float = 240, every_s: float = 1.0) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        got = check()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(every_s)
+
+
+def states(driver: CassandraDriver) -> dict[str, str]:
+    return {s.id: s.state for s in driver.servers()}
+
+
+def test_monitor_counts_match_the_clients(cassandra_session: Any, cassandra_driver: CassandraDriver) -> None:
+    """Every replica counts a write (RF per client write) and at QUORUM with RF 2 both replicas
+    read (data + digest), so the monitor's per-node counters summed over nodes, divided by RF,
+    are the client's operations. Rates through the collector match within 10 %."""
+    load = quorum_load(cassandra_session, TABLE)
+    src = CassandraViewsSource(cassandra_session)
+    clock = {"t": 0.0}
+    collector = Collector([src], MonitorSettings(smoothing_alpha=0.99))
+    src.clock = lambda: clock["t"]
+    collector.poll(0.0)
+    load.run_ops(writes=400, reads=300)
+    clock["t"] = 10.0  # a fixed interval: rates are counts / 10 s
+    collector.poll(10.0)
+    snap = collector.snapshot(10.0)
+    parts = [p for p in snap.partitions if p.table == TABLE]
+    assert {p.node for p in parts} == set(states(cassandra_driver)), snap.missing
+    writes = sum(p.writes for p in parts) * 10.0 / RF
+    reads = sum(p.reads for p in parts) * 10.0 / RF
+    assert writes == pytest.approx(load.ok_writes, rel=0.10)
+    assert reads == pytest.approx(load.ok_reads, rel=0.10)
+    assert load.failed == 0
+
+
+def test_join_then_decommission_at_quorum(cassandra_cluster_restored: Any, cassandra_session: Any,
+                                          cassandra_driver: CassandraDriver, capsys: pytest.CaptureFixture) -> None:
+    """A third node bootstraps (UJ, then UN) and later leaves (UL, then gone) while a QUORUM
+    read/write loop runs: not one operation fails and every acknowledged write reads back. The
+    first decommission's NodeTool is SIGKILLed (the controller died); a fresh driver's
+    decommission is a no-op on a LEAVING node and the leave completes."""
+    cluster = cassandra_cluster_restored
+    load = quorum_load(cassandra_session, TABLE)
+    load.start()
+    try:
+        time.sleep(2)
+        t0 = time.monotonic()
+        node = cluster.add_node(wait=False)
+        seen: set[str] = set()
+
+        def joined() -> bool:
+            st = states(cassandra_driver).get(node.address)
+            if st:
+                seen.add(st)
+            return st == "active"
+        wait_for(f"{node.address} to join", joined, every_s=0.5)
+        join_s = time.monotonic() - t0
+        cassandra_driver.cleanup_all(except_server=node.address)
+        wait_for("cleanup", lambda: all(cassandra_driver.op_result(s, "cleanup") is not None
+                                        for s in cluster.contact_points() if s != node.address))
+        assert all(cassandra_driver.op_result(s, "cleanup") == 0
+                   for s in cluster.contact_points() if s != node.address)
+
+        cassandra_driver.set_stream_throughput(16)
+        for op in ("setstreamthroughput", "setstreamthroughput-e"):
+            wait_for(op, lambda: all(cassandra_driver.op_result(a, op) is not None for a in cluster.contact_points()))
+            assert [cassandra_driver.op_result(a, op) for a in cluster.contact_points()] == [0] * 3, op
+        got = cluster.nodetool(cluster.nodes()[0].name, "getstreamthroughput", "-m")
+        assert got.returncode == 0 and "16" in got.stdout, got.stdout + got.stderr
+        t1 = time.monotonic()
+        cassandra_driver.decommission(node.address)
+        wait_for("decommission to start", lambda: states(cassandra_driver).get(node.address) == "draining",
+                 timeout_s=60, every_s=0.3)
+        # the controller dies: its NodeTool child with it; the leave goes on inside Cassandra
+        cassandra_driver._ops[(node.address, "decommission")].kill()
+        fresh = CassandraDriver(cassandra_session, LocalNodeTool(cluster))
+        fresh.decommission(node.address)  # resumed: LEAVING -> nothing new started
+        assert (node.address, "decommission") not in fresh._ops
+        wait_for(f"{node.address} to leave", lambda: node.address not in states(fresh), every_s=0.5)
+        leave_s = time.monotonic() - t1
+        cluster.stop_node(node.name)
+        time.sleep(2)
+    finally:
+        load.stop()
+    with capsys.disabled():
+        print(f"\ncassandra: join {join_s:.1f} s (states seen {sorted(seen)}), decommission {leave_s:.1f} s, "
+              f"{load.ok_writes + load.ok_reads} QUORUM ops, {load.failed} failed, "
+              f"availability {load.availability:.5f}, RSS MB {cluster.rss_mb()}")
+    assert "starting" in seen or join_s < 5
+    assert load.failed == 0, load.errors[:5]
+    assert load.ok_writes > 100 and load.ok_reads > 100
+    assert load.verify() == []
+    assert set(states(cassandra_driver)) == set(cluster.contact_points())
+
+
+def test_node_killed_while_joining(cassandra_cluster_restored: Any, cassandra_session: Any,
+                                   cassandra_driver: CassandraDriver) -> None:
+    """A node SIGKILLed while it bootstraps never becomes active; the two original nodes keep
+    serving QUORUM, and removing the dead joiner (`assassinate`) leaves the ring as it was."""
+    cluster = cassandra_cluster_restored
+    node = cluster.add_node(wait=False)
+    # one gossip view per look (coordinators may briefly disagree about a newcomer)
+    first = wait_for(f"{node.address} in gossip", lambda: states(cassandra_driver).get(node.address), every_s=0.3)
+    assert first != "active"
+    cluster.kill_node(node.name)
+    wait_for("the driver to see it down",
+             lambda: states(cassandra_driver).get(node.address) in ("stopped", "starting", None), timeout_s=60)
+    load = quorum_load(cassandra_session, TABLE)
+    load.run_ops(writes=100, reads=100)
+    assert load.failed == 0, load.errors[:5]
+    r = cluster.nodetool(cluster.nodes()[0].name, "assassinate", node.address)
+    assert r.returncode == 0, r.stdout + r.stderr
+    wait_for("the dead joiner to be gone", lambda: node.address not in states(cassandra_driver), timeout_s=60)
+    assert {a: s for a, s in states(cassandra_driver).items()} == {a: "active" for a in cluster.contact_points()}
+
+
+def test_compaction_strategy_follows_the_class(cassandra_session: Any, cassandra_driver: CassandraDriver) -> None:
+    cassandra_session.execute(f"CREATE TABLE IF NOT EXISTS {KEYSPACE}.readheavy (k text PRIMARY KEY, v text)")
+    table = f"{KEYSPACE}.readheavy"
+    assert cassandra_driver.compaction_strategy(table) == "SizeTieredCompactionStrategy"
+    cassandra_driver.set_compaction_strategy(table, "read")
+    assert cassandra_driver.compaction_strategy(table) == "LeveledCompactionStrategy"
+    cassandra_driver.set_compaction_strategy(table, "write")
+    assert cassandra_driver.compaction_strategy(table) == "SizeTieredCompactionStrategy"
