@@ -23,7 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.slb import Figures, StochasticBalancer, run_metctl, run_slb, zipf_snapshot  # noqa: E402
+from bench.slb import (  # noqa: E402
+    Figures, StochasticBalancer, balance_figures, placement_of, run_metctl, run_slb, zipf_snapshot,
+)
 from controller.errors import BadInput  # noqa: E402
 
 
@@ -67,7 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         print(f"bench_slb: {e}", file=sys.stderr)
         return 2
-    results: list[Figures] = []
+    nodes = [n.id for n in snap.nodes]
+    results: list[Figures] = [balance_figures("before (no plan)", snap, placement_of(snap), nodes,
+                                              0, 0, 0.0)]
     try:
         for config in args.config or [None]:
             figures, _ = run_metctl(snap, config, pin_size=not args.no_pin)
@@ -79,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if not args.no_slb:
         with StochasticBalancer(settings=dict(args.slb_set)) as slb:
-            results.insert(0, run_slb(snap, slb))
+            results.insert(1, run_slb(snap, slb))
 
     overloaded = sum(n.metrics.cpu >= 0.6 for n in snap.nodes if n.metrics)
     meta = {"nodes": args.nodes, "partitions": args.partitions, "exponent": args.exponent,
@@ -106,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  hbase-slb: {how}; maxRunningTime {s['hbase.master.balancer.stochastic.maxRunningTime']} ms, "
                   f"maxSteps {s['hbase.master.balancer.stochastic.maxSteps']}, runMaxSteps "
                   f"{s['hbase.master.balancer.stochastic.runMaxSteps']}; inputs built in {x['setup_s']:.1f} s (not timed)")
-        else:
+        elif "reason" in x:
             print(f"  {r.name}: {x['reason']}; actions {x['actions']}; decision cpu {x['cpu_s']:.3f} s")
     return 0
 
