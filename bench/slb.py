@@ -55,8 +55,14 @@ def zipf_snapshot(nodes: int = 100, partitions: int = 5000, *, exponent: float =
     requests/s. `placement`: "round-robin" deals a shuffled region list over the nodes (equal
     counts, as HBase's balancer leaves a cluster: what is left to fix is load), "random" puts
     each region on a uniformly drawn node. Node cpu = mean_cpu x its load / the mean load."""
-    if nodes < 1 or partitions < 1:
-        raise ValueError("nodes and partitions must be at least 1")
+    for name, value, ok, expected in (
+            ("nodes", nodes, nodes >= 1, "an integer >= 1"),
+            ("partitions", partitions, partitions >= 1, "an integer >= 1"),
+            ("exponent", exponent, exponent >= 0, "a number >= 0"),
+            ("mean_cpu", mean_cpu, 0 < mean_cpu <= 1, "a fraction in (0, 1]"),
+            ("peak_rate", peak_rate, peak_rate > 0, "a number > 0")):
+        if not ok:
+            raise ValueError(f"{name}: expected {expected}, got {value}")
     rng = np.random.default_rng(seed)
     loads = peak_rate / np.arange(1, partitions + 1, dtype=np.float64) ** exponent
     rng.shuffle(loads)
