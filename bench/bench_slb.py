@@ -59,6 +59,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="keep the config's min_nodes/max_nodes (metctl may then resize)")
     ap.add_argument("--slb-set", action="append", default=[], type=parse_setting,
                     metavar="KEY=VALUE", help="override an HBase setting for SLB (default: stock)")
+    ap.add_argument("--slb-runs", type=int, default=1, metavar="N",
+                    help="run SLB N times (its random walk is not seeded; shows the spread)")
     ap.add_argument("--no-slb", action="store_true", help="metctl only (no JVM)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args(argv)
@@ -83,7 +85,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if not args.no_slb:
         with StochasticBalancer(settings=dict(args.slb_set)) as slb:
-            results.insert(1, run_slb(snap, slb))
+            for i in range(max(1, args.slb_runs)):
+                figures = run_slb(snap, slb)
+                if args.slb_runs > 1:
+                    figures.name = f"hbase-slb run {i + 1}"
+                results.insert(1 + i, figures)
 
     overloaded = sum(n.metrics.cpu >= 0.6 for n in snap.nodes if n.metrics)
     meta = {"nodes": args.nodes, "partitions": args.partitions, "exponent": args.exponent,
@@ -101,13 +107,13 @@ def main(argv: list[str] | None = None) -> int:
         print(row(r))
     for r in results:
         x = r.extra
-        if r.name == "hbase-slb":
+        if r.name.startswith("hbase-slb"):
             s = x["settings"]
             how = (f"searched {x['search_ms'] / 1000:.1f} s, {x['steps_tried']:,} steps"
                    if "search_ms" in x else
                    f"declined: weighted imbalance {x.get('declined_imbalance')} <= "
                    f"minCostNeedBalance {s['hbase.master.balancer.stochastic.minCostNeedBalance']}")
-            print(f"  hbase-slb: {how}; maxRunningTime {s['hbase.master.balancer.stochastic.maxRunningTime']} ms, "
+            print(f"  {r.name}: {how}; maxRunningTime {s['hbase.master.balancer.stochastic.maxRunningTime']} ms, "
                   f"maxSteps {s['hbase.master.balancer.stochastic.maxSteps']}, runMaxSteps "
                   f"{s['hbase.master.balancer.stochastic.runMaxSteps']}; inputs built in {x['setup_s']:.1f} s (not timed)")
         elif "reason" in x:
