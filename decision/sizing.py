@@ -19,7 +19,13 @@ from decision.policy import PolicyConfig
 
 
 def _bounded(current: int, delta: int, policy: PolicyConfig) -> int:
-    return min(max(current + delta, policy.min_nodes), policy.max_nodes)
+    """current + delta within min_nodes/max_nodes, with two safety rules: a cluster is never
+    shrunk because it is above max_nodes (it holds, or loses the one node its delta asks for
+    when that is a scale-in), and never by more than one node per decision."""
+    target = min(max(current + delta, policy.min_nodes), policy.max_nodes)
+    if target < current:
+        target = current - 1 if delta < 0 else current
+    return target
 
 
 def size_cluster(health: Health, current: int, policy: PolicyConfig,
