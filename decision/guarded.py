@@ -24,8 +24,9 @@ import numpy as np
 
 from decision.arrays import SnapshotArrays, load_ratio
 from decision.model import (
-    Action, ClusterSnapshot, DecisionMemory, Health, NodeAssignment, Plan, Sizing, Summary,
+    GROUPS, Action, GroupPlan, ClusterSnapshot, DecisionMemory, Health, NodeAssignment, Plan, Sizing, Summary,
 )
+from decision.placement import classify
 from decision.policy import PolicyConfig
 
 # DecisionMemory.history keys this policy owns.
@@ -111,9 +112,21 @@ def _hold(policy: PolicyConfig, snapshot: ClusterSnapshot, arrays: SnapshotArray
                                       float(loads[i]) if i < len(loads) else 0.0)
                        for i, (nid, ps) in enumerate(members.items()))
     return Plan(policy="met", health=health,
-                sizing=Sizing(current, current, 0, memory.step, reason), groups=(),
+                sizing=Sizing(current, current, 0, memory.step, reason),
+                groups=_groups(arrays, policy, assignment),
                 assignment=assignment, actions=(),
                 summary=Summary(0, 0, 0, 0, load_ratio(loads)), memory=memory, reason=reason)
+
+
+def _groups(arrays: SnapshotArrays, policy: PolicyConfig,
+            assignment: tuple[NodeAssignment, ...]) -> tuple[GroupPlan, ...]:
+    """MET's classes of the busy partitions (idle ones count in no group) and the nodes whose
+    profile serves each class; informative here: this policy regroups nothing."""
+    busy = arrays.load > 0
+    codes = classify(arrays.reads[busy], arrays.writes[busy], arrays.scans[busy], policy)
+    counts = np.bincount(codes, minlength=len(GROUPS))
+    return tuple(GroupPlan(g, int(counts[i]), sum(a.profile == g for a in assignment))
+                 for i, g in enumerate(GROUPS) if counts[i])
 
 
 def _node_loads(arrays: SnapshotArrays) -> np.ndarray:
@@ -295,7 +308,8 @@ def _plan(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyConfi
     summary = Summary(moves=len(moves), reconfigurations=0, launches=len(launches),
                       terminations=terminations, max_load_ratio=load_ratio(loads[keep]),
                       moves_dropped=dropped)
-    return Plan(policy="met", health=health, sizing=sizing, groups=(), assignment=assignment,
+    return Plan(policy="met", health=health, sizing=sizing,
+                groups=_groups(arrays, policy, assignment), assignment=assignment,
                 actions=tuple(actions), summary=summary, memory=memory, reason=sizing.reason)
 
 

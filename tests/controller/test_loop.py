@@ -241,7 +241,8 @@ def test_an_observer_that_raises_does_not_stop_the_loop():
 
 
 def test_end_to_end_on_the_simulated_cluster(sim_stack):
-    run = sim_stack("met", config=quiet_config(loop={"cooldown_after_scale_out_s": 0}))
+    run = sim_stack("met", config=quiet_config(loop={"cooldown_after_scale_out_s": 0},
+                                               policy={"paper_faithful": True}))
     run.run(until=1200)
     rec = run.recorder
     assert rec.decisions and rec.decisions[0].t == 150.0
