@@ -165,6 +165,12 @@ def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Deci
                      cause, why)
 
     if needs:
+        stuck = current >= policy.max_nodes or (policy.verify_after_acting and NO_GAIN_AT in memo)
+        if stuck:
+            plan = _rebalance(snapshot, arrays, policy, health, memory, memo, step, needs,
+                              "adding nodes is barred (bounds or no gain)")
+            if plan is not None:
+                return plan
         if current >= policy.max_nodes:
             return hold("bounds", f"{len(needs)} node(s) overloaded but {current} active nodes "
                         f">= max_nodes {policy.max_nodes}")
@@ -195,7 +201,15 @@ def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Deci
         sizing = Sizing(current, target, target - current, next_step, "scale out: " + why)
         if not policy.move_only_what_pays:
             return full_plan(sizing, new_memory)
-        return _scale_out(snapshot, arrays, policy, health, sizing, new_memory)
+        plan = _scale_out(snapshot, arrays, policy, health, sizing, new_memory)
+        if plan is not None:
+            return plan
+        for key in (OUT_BEFORE, OUT_AT, LAST_ACTION_AT):
+            memo.pop(key, None)
+        if LAST_ACTION_AT in _memo(memory):
+            memo[LAST_ACTION_AT] = _memo(memory)[LAST_ACTION_AT]
+        return hold("nothing_moves", f"{why}; no busy partition can move off the overloaded "
+                    "node(s) to a new one and lower it: new nodes would serve nothing")
 
     if overloaded:
         kinds = sorted({d.bottleneck for d in overloaded})
@@ -231,24 +245,42 @@ def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Deci
                 next_step=1)
 
 
+def _costs(arrays: SnapshotArrays, policy: PolicyConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Each active node's utilisation and each partition's share of it (its requests' part of
+    its node's utilisation): the bottleneck, CPU or disk, in one unit. A node with
+    utilisation but no requests spreads it evenly over its partitions."""
+    util = np.array([utilisation(n.metrics.cpu, n.metrics.io_wait, policy)
+                     if n.metrics is not None else 0.0 for n in arrays.active])
+    loads = _node_loads(arrays)
+    on = arrays.node_of >= 0
+    counts = np.bincount(arrays.node_of[on], minlength=len(arrays.active))
+    cost = np.zeros(len(arrays.ids))
+    src = arrays.node_of[on]
+    per_req = np.divide(util, loads, out=np.zeros_like(util), where=loads > 0)
+    even = np.divide(util, counts, out=np.zeros_like(util), where=counts > 0)
+    cost[on] = np.where(loads[src] > 0, arrays.load[on] * per_req[src], even[src])
+    return util, cost
+
+
 def _greedy_moves(arrays: SnapshotArrays, loads: np.ndarray, sources: list[int],
-                  dest: list[int], target_load: float, cap: float
-                  ) -> tuple[list[tuple[int, int]], np.ndarray]:
+                  dest: list[int], target_load: float, cap: float,
+                  cost: np.ndarray | None = None) -> tuple[list[tuple[int, int]], np.ndarray]:
     """Move partitions off `sources` (heaviest node first; per node, its largest partitions
     that fit first; idle partitions never) onto the least loaded of `dest`, while the source
     stays above `target_load` and the destination stays at or under `cap`. Returns (partition,
     destination index) pairs and the loads after."""
     loads = loads.copy()
+    cost = arrays.load if cost is None else cost
     moves: list[tuple[int, int]] = []
-    busy = np.flatnonzero(arrays.load > 0)
+    busy = np.flatnonzero((arrays.load > 0) & (cost > 0))
     heap = [(float(loads[i]), i) for i in dest]
     heapq.heapify(heap)
     for s in sorted(sources, key=lambda i: -loads[i]):
         mine = busy[arrays.node_of[busy] == s]
-        for p in mine[np.argsort(-arrays.load[mine], kind="stable")].tolist():
+        for p in mine[np.argsort(-cost[mine], kind="stable")].tolist():
             if loads[s] <= target_load:
                 break
-            w = float(arrays.load[p])
+            w = float(cost[p])
             while heap and heap[0][0] != loads[heap[0][1]]:  # stale entry
                 _, i = heapq.heappop(heap)
                 heapq.heappush(heap, (float(loads[i]), i))
@@ -266,16 +298,13 @@ def _greedy_moves(arrays: SnapshotArrays, loads: np.ndarray, sources: list[int],
 def _plan(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyConfig,
           health: Health, sizing: Sizing,
           memory: DecisionMemory, node_ids: list[str], profiles: list[str],
-          moves: list[tuple[int, int]], cause: str, reason_word: str, loads: np.ndarray,
+          moves: list[tuple[int, int]], cause: str, reason_word: str,
           launches: list[Action], removed: str | None) -> Plan:
     actions = list(launches)
     limit = policy.move_limit(len(arrays.ids))
     dropped = 0
     if limit is not None and len(moves) > limit:
-        dropped = len(moves) - limit
-        for p, d in moves[limit:]:  # kept where they are
-            loads[d] -= arrays.load[p]
-            loads[arrays.node_of[p]] += arrays.load[p]
+        dropped = len(moves) - limit  # the least valuable are last: kept where they are
         moves = moves[:limit]
         removed = None  # a node that keeps partitions is not removed
     final = arrays.node_of.copy()
@@ -290,6 +319,8 @@ def _plan(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyConfi
         actions.append(Action(op="terminate", node=removed, cause="scale_in",
                               reason="scale in: drained, all partitions moved off"))
         terminations = 1
+    placed = final >= 0
+    loads = np.bincount(final[placed], weights=arrays.load[placed], minlength=len(node_ids))
     members: dict[str, list[str]] = {node_ids[i]: [] for i in range(len(node_ids))}
     extra_load: dict[str, float] = {}
     for p, d in enumerate(final.tolist()):
@@ -314,7 +345,7 @@ def _plan(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyConfi
 
 
 def _scale_out(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyConfig,
-               health: Health, sizing: Sizing, memory: DecisionMemory) -> Plan:
+               health: Health, sizing: Sizing, memory: DecisionMemory) -> Plan | None:
     current = len(arrays.active)
     k = sizing.target - current
     loads = np.concatenate([_node_loads(arrays), np.zeros(k)])
@@ -325,17 +356,30 @@ def _scale_out(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: Policy
         by_profile[n.profile] = by_profile.get(n.profile, 0.0) + load
     profile = max(sorted(by_profile), key=lambda p: by_profile[p]) if by_profile else "default"
     profiles = [n.profile for n in arrays.active] + [profile] * k
-    mean = float(loads.sum()) / max(sizing.target, 1)
-    over = {n.id for n in arrays.active if n.metrics is not None
-            and utilisation(n.metrics.cpu, n.metrics.io_wait, policy) >= 1.0}
-    sources = [i for i, n in enumerate(arrays.active) if n.id in over] or \
-        [int(np.argmax(loads[:current]))] if current else []
-    moves, after = _greedy_moves(arrays, loads, sources, list(range(current + k)),
-                                 target_load=mean, cap=mean)
+    util, cost = _costs(arrays, policy)
+    util = np.concatenate([util, np.zeros(k)])
+    mean = float(util.sum()) / max(sizing.target, 1)
+    sources = [i for i in range(current) if util[i] >= 1.0] or \
+        ([int(np.argmax(util[:current]))] if current else [])
+    moves, _ = _greedy_moves(arrays, util, sources, list(range(current + k)),
+                             target_load=mean, cap=max(mean, policy.target_utilisation),
+                             cost=cost)
+    # A new node that would receive nothing is not launched: it would cost without serving.
+    used = sorted({d for _, d in moves if d >= current})
+    if not used:
+        return None
+    renumber = {d: current + j for j, d in enumerate(used)}
+    moves = [(p, renumber.get(d, d)) for p, d in moves]
+    k = len(used)
+    ids = ids[:current + k]
+    profiles = profiles[:current + k]
+    sizing = replace(sizing, target=current + k, delta=k,
+                     reason=sizing.reason + (f"; {k} new node(s) receive partitions"
+                                             if k < sizing.delta else ""))
     launches = [Action(op="launch", node=ids[current + j], profile=profile, cause="scale_out",
                        reason=f"scale out: new {profile} node {j + 1} of {k}") for j in range(k)]
     return _plan(snapshot, arrays, policy, health, sizing, memory, ids, profiles, moves, "scale_out",
-                 "moves off an overloaded node (scale out)", after, launches, None)
+                 "moves off an overloaded node (scale out)", launches, None)
 
 
 def _rebalance(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyConfig,
@@ -343,14 +387,16 @@ def _rebalance(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: Policy
                needs: list[Diagnosis], why: str) -> Plan | None:
     """Size unchanged but a node overloaded: move its partitions to nodes with room, if that
     brings it under the mean-plus-headroom; None when nothing fits."""
-    loads = _node_loads(arrays)
-    if loads.sum() <= 0:
+    util, cost = _costs(arrays, policy)
+    if util.sum() <= 0:
         return None
-    mean = float(loads.mean())
+    mean = float(util.mean())
     hot = {d.node for d in needs}
     sources = [i for i, n in enumerate(arrays.active) if n.id in hot]
-    moves, after = _greedy_moves(arrays, loads, sources, list(range(len(arrays.active))),
-                                 target_load=mean, cap=mean)
+    # Room: a destination stays under the overload mark's target_utilisation.
+    moves, _ = _greedy_moves(arrays, util, sources, list(range(len(arrays.active))),
+                             target_load=mean, cap=max(mean, policy.target_utilisation),
+                             cost=cost)
     if not moves:
         return None
     now = snapshot.taken_at.timestamp()
@@ -361,31 +407,33 @@ def _rebalance(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: Policy
                     "moving partitions off the overloaded node(s) only")
     return _plan(snapshot, arrays, policy, health, sizing, new_memory, [n.id for n in arrays.active],
                  [n.profile for n in arrays.active], moves, "rebalance",
-                 "moves off an overloaded node to one with room (rebalance)", after, [], None)
+                 "moves off an overloaded node to one with room (rebalance)", [], None)
 
 
 def _scale_in(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyConfig,
               health: Health, sizing: Sizing, memory: DecisionMemory) -> Plan:
+    """Remove the least utilised node; its partitions go, largest first, to the least
+    utilised of the rest (in the removed node's utilisation units)."""
+    util, cost = _costs(arrays, policy)
     loads = _node_loads(arrays)
     current = len(arrays.active)
-    gone = int(np.lexsort((np.arange(current), loads))[0])
+    gone = int(np.lexsort((np.arange(current), loads, util))[0])
     rest = [i for i in range(current) if i != gone]
     mine = np.flatnonzero(arrays.node_of == gone)
-    mine = mine[np.argsort(-arrays.load[mine], kind="stable")]
-    after = loads.copy()
+    mine = mine[np.lexsort((mine, -arrays.load[mine], -cost[mine]))]
+    after = util.copy()
     moves = []
     heap = [(float(after[i]), i) for i in rest]
     heapq.heapify(heap)
     for p in mine.tolist():
         _, d = heapq.heappop(heap)
         moves.append((p, d))
-        after[d] += arrays.load[p]
+        after[d] += cost[p]
         heapq.heappush(heap, (float(after[d]), d))
-    after[gone] = 0.0
     ids = [n.id for n in arrays.active]
     return _plan(snapshot, arrays, policy, health, sizing, memory, ids,
                  [n.profile for n in arrays.active], moves, "scale_in",
-                 "moves off the node being removed (scale in)", after, [], ids[gone])
+                 "moves off the node being removed (scale in)", [], ids[gone])
 
 
 __all__ = ["Diagnosis", "diagnose", "decide_guarded", "utilisation"]
