@@ -167,8 +167,11 @@ def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Deci
     if needs:
         stuck = current >= policy.max_nodes or (policy.verify_after_acting and NO_GAIN_AT in memo)
         if stuck:
+            barred = (f"bounds: {current} active nodes >= max_nodes {policy.max_nodes}"
+                      if current >= policy.max_nodes else
+                      "no_gain: the last scale-out did not raise the requests served")
             plan = _rebalance(snapshot, arrays, policy, health, memory, memo, step, needs,
-                              "adding nodes is barred (bounds or no gain)")
+                              f"no node may be added ({barred})")
             if plan is not None:
                 return plan
         if current >= policy.max_nodes:
@@ -403,7 +406,7 @@ def _rebalance(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: Policy
     memo[LAST_ACTION_AT] = now
     new_memory = _with_memo(memory, memo, step)
     current = len(arrays.active)
-    sizing = Sizing(current, current, 0, step, "rebalance: " + why + "; capacity suffices, "
+    sizing = Sizing(current, current, 0, step, "rebalance: " + why + "; "
                     "moving partitions off the overloaded node(s) only")
     return _plan(snapshot, arrays, policy, health, sizing, new_memory, [n.id for n in arrays.active],
                  [n.profile for n in arrays.active], moves, "rebalance",

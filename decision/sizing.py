@@ -52,7 +52,8 @@ def size_cluster(health: Health, current: int, policy: PolicyConfig,
     target = _bounded(current, wanted, policy)
     if target != current + wanted:
         why += f" (bounded to {target} by min_nodes {policy.min_nodes} / max_nodes " \
-               f"{policy.max_nodes})"
+               f"{policy.max_nodes}" + ("; never shrunk because above max_nodes, at most one " \
+               "node removed a decision)" if current > policy.max_nodes else ")")
     next_step = min(next_step, policy.max_nodes)
     sizing = Sizing(current=current, target=target, delta=target - current, step=next_step,
                     reason=why)
