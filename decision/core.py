@@ -15,6 +15,7 @@ import numpy as np
 
 from decision.actions import build_plan
 from decision.arrays import SnapshotArrays, current_assignment, load_ratio
+from decision.guarded import decide_guarded
 from decision.health import assess_health, unknown_active
 from decision.model import (
     GROUPS, ClusterSnapshot, DecisionMemory, GroupPlan, Health, Plan, Sizing, Summary,
@@ -87,6 +88,11 @@ def _decide(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: DecisionMem
         sizing = Sizing(len(active), len(active), 0, memory.step, "static policy: never acts")
         return _no_action_plan("static", health, sizing, snapshot, memory,
                                "static policy: never acts")
+    if not policy.paper_faithful:
+        return decide_guarded(
+            snapshot, policy, memory, health,
+            lambda sizing, mem: met_plan(snapshot, policy, health, sizing, mem,
+                                         first=not memory.first_decision_done))
     if health.healthy:
         sizing, new_memory = healthy_sizing(len(active), memory)
         return _no_action_plan("met", health, sizing, snapshot, new_memory,

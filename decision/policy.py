@@ -41,6 +41,13 @@ class PolicyConfig(BaseModel):
         "per-node profiles), `tiramola` (add/remove one node on running-average CPU, no placement "
         "or reconfiguration) or `static` (never acts; a baseline for comparisons).")
 
+    paper_faithful: bool = Field(
+        False, description="`met` only. true: MET's algorithm as the paper writes it (Algorithm 1 "
+        "sizing, full LPT re-placement and reconfiguration at every decision; configs/met-paper."
+        "yaml). false (default): MET's health rules with the guarded steps below (diagnose, "
+        "proportional sizing, verify after acting, scale in on headroom, move only what pays); "
+        "see docs/policy.md.")
+
     # --- Stage A: node health ------------------------------------------------------------
     cpu_high: float = Field(
         0.60, gt=0, le=1, description="A node is overloaded when its CPU use (fraction 0..1) is "
@@ -117,6 +124,44 @@ class PolicyConfig(BaseModel):
         default_factory=dict, description="Per-table rules by table name: `exclude: true` "
         "(never moved) or `profile: read|write|read_write|scan` (a fixed group). Tables not "
         "listed are classified by their rates.")
+
+    # --- the default met (paper_faithful: false): each step switchable --------------------
+    diagnose: bool = Field(
+        True, description="Name each overloaded node's bottleneck before acting: a node inside "
+        "`warmup_s` after the last plan is `transient` (a cold cache is not overload) and a node "
+        "whose overload is one hot partition (`split_load_fraction`) is `hot_partition`; "
+        "neither triggers a scale-out, since adding nodes helps neither.")
+    warmup_s: float = Field(
+        300.0, ge=0, description="Seconds after a plan's actions during which load changes are "
+        "treated as warm-up (cold caches, moved regions), by the snapshots' taken_at.")
+    split_load_fraction: float = Field(
+        0.5, gt=0, le=1, description="A partition is hot when its share of its node's CPU alone "
+        "is at or above this fraction of one node: moving it only moves the overload.")
+    proportional_sizing: bool = Field(
+        True, description="Scale out to ceil(sum of node utilisation / target_utilisation) "
+        "nodes (utilisation: CPU over cpu_high or io_wait over io_wait_high, the larger), at "
+        "least one more node and at most MET's `step` more. false: MET's step doubling.")
+    target_utilisation: float = Field(
+        0.75, gt=0, le=1, description="Proportional sizing aims at this fraction of the "
+        "overload marks on every node.")
+    verify_after_acting: bool = Field(
+        True, description="After a scale-out and its warm-up, compare the requests served with "
+        "those before it: when they rose by less than `verify_gain`, add no more nodes while "
+        "the load stays there (the cluster is client- or partition-bound); scale-in on "
+        "headroom gives the nodes back once none is overloaded.")
+    verify_gain: float = Field(
+        0.05, ge=0, le=1, description="The least rise (fraction) in requests served that counts "
+        "as a scale-out paying off.")
+    scale_in_on_headroom: bool = Field(
+        True, description="Remove one node when none is overloaded, at least one is underloaded "
+        "and the mean CPU over one node fewer stays under cpu_high x scale_in_headroom (MET's "
+        "`remove_fraction` of underloaded nodes is not required). false: MET's rule.")
+    move_only_what_pays: bool = Field(
+        True, description="No plan when the size is unchanged and no node is overloaded; a "
+        "scale-out moves only partitions off overloaded nodes (largest first, idle ones "
+        "stay) onto the new or least loaded nodes, a scale-in only the removed node's "
+        "partitions; no restarts and no compactions for balance. false: MET's full "
+        "re-placement (LPT, profiles, compactions) at every plan.")
 
     # --- tiramola ------------------------------------------------------------------------
     tiramola_cpu_high: float = Field(

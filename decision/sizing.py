@@ -19,7 +19,13 @@ from decision.policy import PolicyConfig
 
 
 def _bounded(current: int, delta: int, policy: PolicyConfig) -> int:
-    return min(max(current + delta, policy.min_nodes), policy.max_nodes)
+    """current + delta within min_nodes/max_nodes, with two safety rules: a cluster is never
+    shrunk because it is above max_nodes (it holds, or loses the one node its delta asks for
+    when that is a scale-in), and never by more than one node per decision."""
+    target = min(max(current + delta, policy.min_nodes), policy.max_nodes)
+    if target < current:
+        target = current - 1 if delta < 0 else current
+    return target
 
 
 def size_cluster(health: Health, current: int, policy: PolicyConfig,
@@ -46,7 +52,8 @@ def size_cluster(health: Health, current: int, policy: PolicyConfig,
     target = _bounded(current, wanted, policy)
     if target != current + wanted:
         why += f" (bounded to {target} by min_nodes {policy.min_nodes} / max_nodes " \
-               f"{policy.max_nodes})"
+               f"{policy.max_nodes}" + ("; never shrunk because above max_nodes, at most one " \
+               "node removed a decision)" if current > policy.max_nodes else ")")
     next_step = min(next_step, policy.max_nodes)
     sizing = Sizing(current=current, target=target, delta=target - current, step=next_step,
                     reason=why)

@@ -104,12 +104,12 @@ def test_state_replay_equals_decide_in_a_loop(capsys, tmp_path):
     via_cli = []
     for snap in REPLAY:
         code, out, err = run(capsys, "plan", "--snapshot", str(snap), "--state", str(state),
-                             "--format", "json")
+                             "--format", "json", "--config", str(CONFIGS / "met-paper.yaml"))
         assert code == 0, err
         via_cli.append(json.loads(out))
         assert read_memory(state) == decide_memory_of(via_cli[-1])
 
-    policy = load_config(None).policy
+    policy = load_config(CONFIGS / "met-paper.yaml").policy
     memory = DecisionMemory()
     in_loop = []
     for snap in REPLAY:

@@ -6,7 +6,7 @@ import json
 import yaml
 
 from controller.cli import main
-from tests.fixtures.simcluster import small_scenario_dict
+from tests.fixtures.simcluster import quiet_config, small_scenario_dict
 
 FIELDS = ("total_ops", "mean_throughput", "node_minutes", "max_nodes", "actions",
           "slo_violation_intervals", "slo_violation_magnitude", "elasticity")
@@ -82,7 +82,8 @@ def test_live_view_renders_nodes_profiles_and_decisions(sim_stack):
     from controller.commands.run import LiveView
 
     view = LiveView()
-    run = sim_stack("met", observers=[view])
+    run = sim_stack("met", observers=[view],
+                    config=quiet_config(policy={"paper_faithful": True}))  # MET's profiles
     view.run = run
     run.run(until=400)
     console = Console(record=True, width=160, force_terminal=True)

@@ -241,7 +241,8 @@ def test_an_observer_that_raises_does_not_stop_the_loop():
 
 
 def test_end_to_end_on_the_simulated_cluster(sim_stack):
-    run = sim_stack("met", config=quiet_config(loop={"cooldown_after_scale_out_s": 0}))
+    run = sim_stack("met", config=quiet_config(loop={"cooldown_after_scale_out_s": 0},
+                                               policy={"paper_faithful": True}))
     run.run(until=1200)
     rec = run.recorder
     assert rec.decisions and rec.decisions[0].t == 150.0
@@ -274,3 +275,15 @@ def test_stale_simulated_metrics_hold(sim_stack):
     assert run.recorder.decisions == [] and run.recorder.plan_events == []
     assert {c for _, c, _ in run.recorder.holds} == {"stale_metrics"}
     assert run.cluster.events == [] or all(e.kind not in ("launch", "move", "restart") for e in run.cluster.events)
+
+
+def test_default_met_converges_on_a_steady_load(sim_stack, small_scenario):
+    """A steady load on the simulated cluster: the default met plans no move after 20 minutes."""
+    run = sim_stack("met", scenario=small_scenario(duration_s=2400))
+    run.run(until=2400)
+    rec = run.recorder
+    assert rec.errors == [] and rec.decisions
+    late = [d for d in rec.decisions if d.t >= 1200]
+    assert late, "decisions continue after 20 minutes"
+    assert all(d.kinds.get("move", 0) == 0 and d.delta == 0 for d in late), \
+        [(d.t, d.reason) for d in late if d.kinds]

@@ -5,7 +5,7 @@ from decision import DecisionMemory, PolicyConfig, decide
 from tests.decision.plan_checks import apply, check_plan
 from tests.fixtures.snapshots import make_snapshot, node, partition, ycsb_mix_snapshot
 
-P = PolicyConfig()
+P = PolicyConfig(paper_faithful=True)  # MET as the paper writes it
 DONE = DecisionMemory(first_decision_done=True)
 
 
@@ -13,7 +13,7 @@ DONE = DecisionMemory(first_decision_done=True)
 def test_max_moves_keeps_the_most_valuable(max_moves):
     snap = ycsb_mix_snapshot(cpu=0.8)
     unlimited = decide(snap, P, DONE)
-    policy = PolicyConfig(max_moves=max_moves)
+    policy = PolicyConfig(paper_faithful=True, max_moves=max_moves)
     plan = decide(snap, policy, DONE)
     check_plan(snap, plan)
     limit = policy.move_limit(len(snap.partitions))
@@ -30,7 +30,7 @@ def test_max_moves_keeps_the_most_valuable(max_moves):
 def test_max_moves_keeps_a_node_that_still_holds_partitions():
     snap = make_snapshot([0.05, 0.05, 0.05, 0.3],
                          [partition(f"p{i}", f"rs{i % 4 + 1}", reads=1) for i in range(16)])
-    plan = decide(snap, PolicyConfig(max_moves=0), DONE)
+    plan = decide(snap, PolicyConfig(paper_faithful=True, max_moves=0), DONE)
     check_plan(snap, plan)
     assert plan.summary.terminations == 0 and plan.summary.moves == 0
 
@@ -55,5 +55,5 @@ def test_write_nodes_tolerate_lower_locality():
     plan = decide(snap, P, DONE)
     assert plan.summary.moves == 0 and plan.summary.reconfigurations == 0
     assert not any(a.op == "compact" for a in plan.actions)
-    strict = decide(snap, PolicyConfig(compact_locality_write=0.9), DONE)
+    strict = decide(snap, PolicyConfig(paper_faithful=True, compact_locality_write=0.9), DONE)
     assert any(a.op == "compact" for a in strict.actions)

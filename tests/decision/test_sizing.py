@@ -9,7 +9,7 @@ from decision.sizing import size_cluster
 from decision.health import assess_health
 from tests.fixtures.snapshots import make_snapshot, node
 
-P = PolicyConfig()
+P = PolicyConfig(paper_faithful=True)  # MET as the paper writes it
 ALL_OVER = make_snapshot([0.8, 0.8, 0.8, 0.8])          # suboptimal 1.0 > 0.5
 ONE_OVER = make_snapshot([0.8, 0.3, 0.3, 0.3])          # suboptimal 0.25
 UNDER = make_snapshot([0.05, 0.05, 0.05, 0.3])          # remove: 0.45 / 3 = 0.15 < 0.48
@@ -63,7 +63,7 @@ def test_rebalance_only_when_some_underloaded_but_not_enough_to_remove():
 
 
 def test_bounds():
-    policy = PolicyConfig(max_nodes=6, min_nodes=4)
+    policy = PolicyConfig(paper_faithful=True, max_nodes=6, min_nodes=4)
     deltas, memory = run([ALL_OVER] * 3, policy=policy)
     assert deltas == [1, 2, 2]  # 4 + 1 = 5, 4 + 2 = 6, 4 + 4 capped at 6
     assert memory.step <= policy.max_nodes
@@ -74,7 +74,7 @@ def test_bounds():
 @given(st.integers(1, 30), st.integers(1, 64), st.booleans(),
        st.lists(st.sampled_from([0.8, 0.3, 0.05]), min_size=1, max_size=8))
 def test_target_always_within_bounds(lo, step, first, cpus):
-    policy = PolicyConfig(min_nodes=lo, max_nodes=lo + 10)
+    policy = PolicyConfig(paper_faithful=True, min_nodes=lo, max_nodes=lo + 10)
     health = assess_health([node(f"n{i}", c) for i, c in enumerate(cpus)], policy)
     sizing, memory = size_cluster(health, len(cpus), policy,
                                   DecisionMemory(step=step, first_decision_done=first))

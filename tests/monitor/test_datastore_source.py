@@ -69,7 +69,7 @@ def two_decisions(with_store: bool):
     world, replay = world_and_replay()
     sources = [replay, DataStoreSource(world.datastore, clock=world.clock)] if with_store else [replay]
     collector = Collector(sources, MonitorSettings())
-    policy = PolicyConfig()
+    policy = PolicyConfig(paper_faithful=True)  # MET reconfigures the default-profile mix
     first = decide(snapshot_after_polls(collector, world), policy, DecisionMemory())
     carry_out(world, first)
     collector.clear()

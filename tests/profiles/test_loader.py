@@ -125,7 +125,7 @@ def test_block_size_recommendation_per_table():
 
 def test_block_sizes_from_a_plan():
     snap = ycsb_mix_snapshot(cpu=0.8)
-    plan = decide(snap, PolicyConfig(), DecisionMemory())
+    plan = decide(snap, PolicyConfig(paper_faithful=True), DecisionMemory())
     tables = plan_table_profiles(snap, plan)
     assert tables["workloadE"] == {"scan"}
     assert recommend_block_sizes(tables)["workloadE"] == 128

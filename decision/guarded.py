@@ -1,0 +1,442 @@
+"""The default `met` (paper_faithful: false): MET's health rules, then act only where it pays.
+
+    diagnose      overloaded nodes -> cpu / io_wait / hot_partition / transient; only cpu and
+                  io_wait overload (outside a warm-up) asks for capacity
+    size          proportional: ceil(sum utilisation / target_utilisation), at least +1, at
+                  most MET's step; verify after acting: a scale-out that did not raise the
+                  requests served stops further ones while the load stays there
+    scale in      one node when none is overloaded, one is underloaded and the rest keep
+                  headroom; only that node's partitions move
+    place         scale-out and rebalance move partitions off overloaded nodes only (largest
+                  first, never idle ones); no restarts, no compactions
+    safety        never shrink above max_nodes nor while overloaded; at most one node a decision
+
+Every switch lives in PolicyConfig; each hold or action carries its reason. Pure: state between
+decisions is DecisionMemory.history (keys `met.*`), time is the snapshots' taken_at.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from decision.arrays import SnapshotArrays, load_ratio
+from decision.model import (
+    GROUPS, Action, GroupPlan, ClusterSnapshot, DecisionMemory, Health, NodeAssignment, Plan, Sizing, Summary,
+)
+from decision.placement import classify
+from decision.policy import PolicyConfig
+
+# DecisionMemory.history keys this policy owns.
+LAST_ACTION_AT = "met.last_action_at"     # taken_at (epoch s) of the last plan with actions
+OUT_BEFORE = "met.out_requests_before"    # requests served just before the last scale-out
+OUT_AT = "met.out_at"                     # taken_at of the last scale-out
+NO_GAIN_AT = "met.no_gain_requests"       # requests served when a scale-out did not pay
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    node: str
+    bottleneck: str  # cpu | io_wait | hot_partition | transient | none
+    reason: str
+
+
+def _memo(memory: DecisionMemory) -> dict[str, float]:
+    return {k: v for k, v in memory.history if k.startswith("met.")}
+
+
+def _with_memo(memory: DecisionMemory, memo: dict[str, float], step: int) -> DecisionMemory:
+    other = tuple((k, v) for k, v in memory.history if not k.startswith("met."))
+    return replace(memory, step=step, first_decision_done=True,
+                   history=other + tuple(sorted(memo.items())))
+
+
+def utilisation(cpu: float, io_wait: float, policy: PolicyConfig) -> float:
+    """How close a node is to overload: 1.0 at cpu_high or io_wait_high (the larger)."""
+    return max(cpu / policy.cpu_high, io_wait / policy.io_wait_high)
+
+
+def diagnose(snapshot: ClusterSnapshot, arrays: SnapshotArrays, health: Health,
+             policy: PolicyConfig, memory: DecisionMemory) -> list[Diagnosis]:
+    """The bottleneck of each overloaded active node (others are `none`)."""
+    now = snapshot.taken_at.timestamp()
+    memo = _memo(memory)
+    warming = (policy.diagnose and LAST_ACTION_AT in memo
+               and now - memo[LAST_ACTION_AT] < policy.warmup_s)
+    node_load = np.bincount(arrays.node_of[arrays.node_of >= 0],
+                            weights=arrays.load[arrays.node_of >= 0],
+                            minlength=len(arrays.active))
+    top = np.zeros(len(arrays.active))
+    on = arrays.node_of >= 0
+    np.maximum.at(top, arrays.node_of[on], arrays.load[on])
+    verdict = {v.node: v.verdict for v in health.nodes}
+    out = []
+    for i, node in enumerate(arrays.active):
+        m = node.metrics
+        if verdict.get(node.id) != "overloaded" or m is None:
+            out.append(Diagnosis(node.id, "none", "not overloaded"))
+            continue
+        kind = "io_wait" if m.io_wait >= policy.io_wait_high and m.cpu < policy.cpu_high \
+            else "cpu"
+        if warming:
+            out.append(Diagnosis(node.id, "transient", (
+                f"{kind} overload within warmup_s {policy.warmup_s:.0f} s of the last plan: "
+                "cold caches, not capacity")))
+            continue
+        share = top[i] / node_load[i] if node_load[i] > 0 else 0.0
+        # The hottest partition's own part of the node's utilisation, and the rest's.
+        u = utilisation(m.cpu, m.io_wait, policy)
+        if policy.diagnose and share * u * policy.cpu_high >= policy.split_load_fraction \
+                and (1 - share) * u < 1.0:
+            out.append(Diagnosis(node.id, "hot_partition", (
+                f"one partition carries {share:.0%} of its requests ({share * u * policy.cpu_high:.2f}"
+                f" of a node >= split_load_fraction {policy.split_load_fraction:.2f}): "
+                "more nodes would not help")))
+            continue
+        out.append(Diagnosis(node.id, kind, f"{kind} overload (utilisation {u:.2f})"))
+    return out
+
+
+def _hold(policy: PolicyConfig, snapshot: ClusterSnapshot, arrays: SnapshotArrays,
+          health: Health, memory: DecisionMemory, cause: str, why: str) -> Plan:
+    current = len(arrays.active)
+    reason = f"hold ({cause}): {why}"
+    loads = _node_loads(arrays)
+    profile = {n.id: n.profile for n in arrays.active}
+    members: dict[str, list[str]] = {n.id: [] for n in arrays.active}
+    for pid, nid in zip(arrays.ids, arrays.current):
+        members.setdefault(nid, []).append(pid)
+    assignment = tuple(NodeAssignment(nid, profile.get(nid, "default"), tuple(ps),
+                                      float(loads[i]) if i < len(loads) else 0.0)
+                       for i, (nid, ps) in enumerate(members.items()))
+    return Plan(policy="met", health=health,
+                sizing=Sizing(current, current, 0, memory.step, reason),
+                groups=_groups(arrays, policy, assignment),
+                assignment=assignment, actions=(),
+                summary=Summary(0, 0, 0, 0, load_ratio(loads)), memory=memory, reason=reason)
+
+
+def _groups(arrays: SnapshotArrays, policy: PolicyConfig,
+            assignment: tuple[NodeAssignment, ...]) -> tuple[GroupPlan, ...]:
+    """MET's classes of the busy partitions (idle ones count in no group) and the nodes whose
+    profile serves each class; informative here: this policy regroups nothing."""
+    busy = arrays.load > 0
+    codes = classify(arrays.reads[busy], arrays.writes[busy], arrays.scans[busy], policy)
+    counts = np.bincount(codes, minlength=len(GROUPS))
+    return tuple(GroupPlan(g, int(counts[i]), sum(a.profile == g for a in assignment))
+                 for i, g in enumerate(GROUPS) if counts[i])
+
+
+def _node_loads(arrays: SnapshotArrays) -> np.ndarray:
+    on = arrays.node_of >= 0
+    return np.bincount(arrays.node_of[on], weights=arrays.load[on],
+                       minlength=len(arrays.active))
+
+
+def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: DecisionMemory,
+                   health: Health, full_plan) -> Plan:
+    """The default met's plan. `full_plan(target, sizing, memory)` is MET's Stages C-D, used
+    only when move_only_what_pays is off."""
+    arrays = SnapshotArrays(snapshot)
+    active = arrays.active
+    current = len(active)
+    now = snapshot.taken_at.timestamp()
+    memo = _memo(memory)
+    served = float(arrays.load.sum())
+    diagnoses = diagnose(snapshot, arrays, health, policy, memory)
+    needs = [d for d in diagnoses if d.bottleneck in ("cpu", "io_wait")]
+    overloaded = [d for d in diagnoses if d.bottleneck != "none"]
+    step = max(1, memory.step)
+
+    # Verify the last scale-out once its warm-up is over.
+    if policy.verify_after_acting and OUT_AT in memo and now - memo[OUT_AT] >= policy.warmup_s:
+        before = memo.pop(OUT_BEFORE, served)
+        memo.pop(OUT_AT)
+        if served < before * (1 + policy.verify_gain):
+            memo[NO_GAIN_AT] = served
+    if NO_GAIN_AT in memo and abs(served - memo[NO_GAIN_AT]) > \
+            policy.verify_gain * max(memo[NO_GAIN_AT], 1e-9) * 2:
+        del memo[NO_GAIN_AT]  # the load moved: capacity may pay again
+
+    def hold(cause: str, why: str, next_step: int = step) -> Plan:
+        return _hold(policy, snapshot, arrays, health, _with_memo(memory, memo, next_step),
+                     cause, why)
+
+    if needs:
+        stuck = current >= policy.max_nodes or (policy.verify_after_acting and NO_GAIN_AT in memo)
+        if stuck:
+            barred = (f"bounds: {current} active nodes >= max_nodes {policy.max_nodes}"
+                      if current >= policy.max_nodes else
+                      "no_gain: the last scale-out did not raise the requests served")
+            plan = _rebalance(snapshot, arrays, policy, health, memory, memo, step, needs,
+                              f"no node may be added ({barred})")
+            if plan is not None:
+                return plan
+        if current >= policy.max_nodes:
+            return hold("bounds", f"{len(needs)} node(s) overloaded but {current} active nodes "
+                        f">= max_nodes {policy.max_nodes}")
+        if policy.verify_after_acting and NO_GAIN_AT in memo:
+            return hold("no_gain", f"{len(needs)} node(s) overloaded, but the last scale-out did "
+                        f"not raise the requests served ({memo[NO_GAIN_AT]:.0f}/s): "
+                        "client- or partition-bound, adding no more")
+        if policy.proportional_sizing:
+            total = sum(utilisation(n.metrics.cpu, n.metrics.io_wait, policy)
+                        for n in active if n.metrics is not None)
+            want = math.ceil(total / policy.target_utilisation - 1e-9)
+            target = min(max(want, current), current + step, policy.max_nodes)
+            why = (f"{len(needs)} node(s) overloaded ({', '.join(d.bottleneck for d in needs[:3])}"
+                   f"); demand {total:.2f} node-loads / target_utilisation "
+                   f"{policy.target_utilisation:.2f} -> {want} nodes (step {step})")
+        else:
+            target = min(current + step, policy.max_nodes)
+            why = f"{len(needs)} node(s) overloaded: add {step} (MET's step)"
+        if target == current:
+            plan = _rebalance(snapshot, arrays, policy, health, memory, memo, step, needs, why)
+            if plan is not None:
+                return plan
+            target = current + 1
+            why += "; moving off the overloaded nodes does not fit: add 1"
+        next_step = min(step * 2, policy.max_nodes)
+        memo[OUT_BEFORE], memo[OUT_AT], memo[LAST_ACTION_AT] = served, now, now
+        new_memory = _with_memo(memory, memo, next_step)
+        sizing = Sizing(current, target, target - current, next_step, "scale out: " + why)
+        if not policy.move_only_what_pays:
+            return full_plan(sizing, new_memory)
+        plan = _scale_out(snapshot, arrays, policy, health, sizing, new_memory)
+        if plan is not None:
+            return plan
+        for key in (OUT_BEFORE, OUT_AT, LAST_ACTION_AT):
+            memo.pop(key, None)
+        if LAST_ACTION_AT in _memo(memory):
+            memo[LAST_ACTION_AT] = _memo(memory)[LAST_ACTION_AT]
+        return hold("nothing_moves", f"{why}; no busy partition can move off the overloaded "
+                    "node(s) to a new one and lower it: new nodes would serve nothing")
+
+    if overloaded:
+        kinds = sorted({d.bottleneck for d in overloaded})
+        return hold("+".join(kinds), "; ".join(f"{d.node}: {d.reason}" for d in overloaded[:3]),
+                    next_step=step)
+
+    # No node overloaded: scale in, or nothing.
+    underloaded = sum(v.verdict == "underloaded" for v in health.nodes
+                      if v.node in {n.id for n in active})
+    cpu_total = sum(n.metrics.cpu for n in active if n.metrics is not None)
+    spread = cpu_total / (current - 1) if current > 1 else math.inf
+    if policy.scale_in_on_headroom:
+        may_remove = (current > 1 and underloaded >= 1
+                      and spread < policy.cpu_high * policy.scale_in_headroom)
+        rule = (f"{underloaded} underloaded, mean cpu over {current - 1} nodes {spread:.2f} "
+                f"< {policy.cpu_high * policy.scale_in_headroom:.2f}")
+    else:
+        may_remove = health.remove
+        rule = "MET's rule: " + health.reason
+    if may_remove and current > policy.min_nodes:
+        memo.pop(NO_GAIN_AT, None)
+        memo[LAST_ACTION_AT] = now
+        new_memory = _with_memo(memory, memo, 1)
+        sizing = Sizing(current, current - 1, -1, 1, "scale in on headroom: " + rule)
+        if not policy.move_only_what_pays:
+            return full_plan(sizing, new_memory)
+        return _scale_in(snapshot, arrays, policy, health, sizing, new_memory)
+    if not policy.move_only_what_pays:
+        sizing = Sizing(current, current, 0, 1, "no node overloaded: rebalance only")
+        return full_plan(sizing, _with_memo(memory, memo, 1))
+    return hold("nothing_pays", "size unchanged and no node overloaded"
+                + ("" if may_remove else f" ({rule if policy.scale_in_on_headroom else 'no scale-in'})"),
+                next_step=1)
+
+
+def _costs(arrays: SnapshotArrays, policy: PolicyConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Each active node's utilisation and each partition's share of it (its requests' part of
+    its node's utilisation): the bottleneck, CPU or disk, in one unit. A node with
+    utilisation but no requests spreads it evenly over its partitions."""
+    util = np.array([utilisation(n.metrics.cpu, n.metrics.io_wait, policy)
+                     if n.metrics is not None else 0.0 for n in arrays.active])
+    loads = _node_loads(arrays)
+    on = arrays.node_of >= 0
+    counts = np.bincount(arrays.node_of[on], minlength=len(arrays.active))
+    cost = np.zeros(len(arrays.ids))
+    src = arrays.node_of[on]
+    per_req = np.divide(util, loads, out=np.zeros_like(util), where=loads > 0)
+    even = np.divide(util, counts, out=np.zeros_like(util), where=counts > 0)
+    cost[on] = np.where(loads[src] > 0, arrays.load[on] * per_req[src], even[src])
+    return util, cost
+
+
+def _greedy_moves(arrays: SnapshotArrays, loads: np.ndarray, sources: list[int],
+                  dest: list[int], target_load: float, cap: float,
+                  cost: np.ndarray | None = None) -> tuple[list[tuple[int, int]], np.ndarray]:
+    """Move partitions off `sources` (heaviest node first; per node, its largest partitions
+    that fit first; idle partitions never) onto the least loaded of `dest`, while the source
+    stays above `target_load` and the destination stays at or under `cap`. Returns (partition,
+    destination index) pairs and the loads after."""
+    loads = loads.copy()
+    cost = arrays.load if cost is None else cost
+    moves: list[tuple[int, int]] = []
+    busy = np.flatnonzero((arrays.load > 0) & (cost > 0))
+    heap = [(float(loads[i]), i) for i in dest]
+    heapq.heapify(heap)
+    for s in sorted(sources, key=lambda i: -loads[i]):
+        mine = busy[arrays.node_of[busy] == s]
+        for p in mine[np.argsort(-cost[mine], kind="stable")].tolist():
+            if loads[s] <= target_load:
+                break
+            w = float(cost[p])
+            while heap and heap[0][0] != loads[heap[0][1]]:  # stale entry
+                _, i = heapq.heappop(heap)
+                heapq.heappush(heap, (float(loads[i]), i))
+            d = heap[0][1]
+            # A move pays only when it lowers the hotter of the two nodes.
+            if loads[d] + w > cap or loads[d] + w >= loads[s]:
+                continue
+            moves.append((p, d))
+            loads[s] -= w
+            loads[d] += w
+            heapq.heapreplace(heap, (float(loads[d]), d))
+    return moves, loads
+
+
+def _plan(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyConfig,
+          health: Health, sizing: Sizing,
+          memory: DecisionMemory, node_ids: list[str], profiles: list[str],
+          moves: list[tuple[int, int]], cause: str, reason_word: str,
+          launches: list[Action], removed: str | None) -> Plan:
+    actions = list(launches)
+    limit = policy.move_limit(len(arrays.ids))
+    dropped = 0
+    if limit is not None and len(moves) > limit:
+        dropped = len(moves) - limit  # the least valuable are last: kept where they are
+        moves = moves[:limit]
+        removed = None  # a node that keeps partitions is not removed
+    final = arrays.node_of.copy()
+    for p, d in moves:
+        actions.append(Action(op="move", partition=arrays.ids[p], source=arrays.current[p],
+                              target=node_ids[d], cause=cause, reason=reason_word))
+        final[p] = d
+    terminations = 0
+    if removed is not None:
+        actions.append(Action(op="drain", node=removed, cause="scale_in",
+                              reason="scale in: the least loaded node, its partitions moved off"))
+        actions.append(Action(op="terminate", node=removed, cause="scale_in",
+                              reason="scale in: drained, all partitions moved off"))
+        terminations = 1
+    placed = final >= 0
+    loads = np.bincount(final[placed], weights=arrays.load[placed], minlength=len(node_ids))
+    members: dict[str, list[str]] = {node_ids[i]: [] for i in range(len(node_ids))}
+    extra_load: dict[str, float] = {}
+    for p, d in enumerate(final.tolist()):
+        if d >= 0:
+            members[node_ids[d]].append(arrays.ids[p])
+        else:  # on a node that is not active: it stays there (the executor drains those)
+            nid = arrays.current[p]
+            members.setdefault(nid, []).append(arrays.ids[p])
+            extra_load[nid] = extra_load.get(nid, 0.0) + float(arrays.load[p])
+    keep = [i for i, nid in enumerate(node_ids) if nid != removed]
+    profile_of = {n.id: n.profile for n in snapshot.nodes}
+    assignment = tuple(NodeAssignment(node_ids[i], profiles[i], tuple(members[node_ids[i]]),
+                                      float(loads[i])) for i in keep) + tuple(
+        NodeAssignment(nid, profile_of.get(nid, "default"), tuple(members[nid]), load)
+        for nid, load in extra_load.items())
+    summary = Summary(moves=len(moves), reconfigurations=0, launches=len(launches),
+                      terminations=terminations, max_load_ratio=load_ratio(loads[keep]),
+                      moves_dropped=dropped)
+    return Plan(policy="met", health=health, sizing=sizing,
+                groups=_groups(arrays, policy, assignment), assignment=assignment,
+                actions=tuple(actions), summary=summary, memory=memory, reason=sizing.reason)
+
+
+def _scale_out(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyConfig,
+               health: Health, sizing: Sizing, memory: DecisionMemory) -> Plan | None:
+    current = len(arrays.active)
+    k = sizing.target - current
+    loads = np.concatenate([_node_loads(arrays), np.zeros(k)])
+    ids = [n.id for n in arrays.active] + [f"new-{j + 1}" for j in range(k)]
+    # A new node takes the profile most of the cluster's load is served with.
+    by_profile: dict[str, float] = {}
+    for n, load in zip(arrays.active, loads.tolist()):
+        by_profile[n.profile] = by_profile.get(n.profile, 0.0) + load
+    profile = max(sorted(by_profile), key=lambda p: by_profile[p]) if by_profile else "default"
+    profiles = [n.profile for n in arrays.active] + [profile] * k
+    util, cost = _costs(arrays, policy)
+    util = np.concatenate([util, np.zeros(k)])
+    mean = float(util.sum()) / max(sizing.target, 1)
+    sources = [i for i in range(current) if util[i] >= 1.0] or \
+        ([int(np.argmax(util[:current]))] if current else [])
+    moves, _ = _greedy_moves(arrays, util, sources, list(range(current + k)),
+                             target_load=mean, cap=max(mean, policy.target_utilisation),
+                             cost=cost)
+    # A new node that would receive nothing is not launched: it would cost without serving.
+    used = sorted({d for _, d in moves if d >= current})
+    if not used:
+        return None
+    renumber = {d: current + j for j, d in enumerate(used)}
+    moves = [(p, renumber.get(d, d)) for p, d in moves]
+    k = len(used)
+    ids = ids[:current + k]
+    profiles = profiles[:current + k]
+    sizing = replace(sizing, target=current + k, delta=k,
+                     reason=sizing.reason + (f"; {k} new node(s) receive partitions"
+                                             if k < sizing.delta else ""))
+    launches = [Action(op="launch", node=ids[current + j], profile=profile, cause="scale_out",
+                       reason=f"scale out: new {profile} node {j + 1} of {k}") for j in range(k)]
+    return _plan(snapshot, arrays, policy, health, sizing, memory, ids, profiles, moves, "scale_out",
+                 "moves off an overloaded node (scale out)", launches, None)
+
+
+def _rebalance(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyConfig,
+               health: Health, memory: DecisionMemory, memo: dict[str, float], step: int,
+               needs: list[Diagnosis], why: str) -> Plan | None:
+    """Size unchanged but a node overloaded: move its partitions to nodes with room, if that
+    brings it under the mean-plus-headroom; None when nothing fits."""
+    util, cost = _costs(arrays, policy)
+    if util.sum() <= 0:
+        return None
+    mean = float(util.mean())
+    hot = {d.node for d in needs}
+    sources = [i for i, n in enumerate(arrays.active) if n.id in hot]
+    # Room: a destination stays under the overload mark's target_utilisation.
+    moves, _ = _greedy_moves(arrays, util, sources, list(range(len(arrays.active))),
+                             target_load=mean, cap=max(mean, policy.target_utilisation),
+                             cost=cost)
+    if not moves:
+        return None
+    now = snapshot.taken_at.timestamp()
+    memo[LAST_ACTION_AT] = now
+    new_memory = _with_memo(memory, memo, step)
+    current = len(arrays.active)
+    sizing = Sizing(current, current, 0, step, "rebalance: " + why + "; "
+                    "moving partitions off the overloaded node(s) only")
+    return _plan(snapshot, arrays, policy, health, sizing, new_memory, [n.id for n in arrays.active],
+                 [n.profile for n in arrays.active], moves, "rebalance",
+                 "moves off an overloaded node to one with room (rebalance)", [], None)
+
+
+def _scale_in(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyConfig,
+              health: Health, sizing: Sizing, memory: DecisionMemory) -> Plan:
+    """Remove the least utilised node; its partitions go, largest first, to the least
+    utilised of the rest (in the removed node's utilisation units)."""
+    util, cost = _costs(arrays, policy)
+    loads = _node_loads(arrays)
+    current = len(arrays.active)
+    gone = int(np.lexsort((np.arange(current), loads, util))[0])
+    rest = [i for i in range(current) if i != gone]
+    mine = np.flatnonzero(arrays.node_of == gone)
+    mine = mine[np.lexsort((mine, -arrays.load[mine], -cost[mine]))]
+    after = util.copy()
+    moves = []
+    heap = [(float(after[i]), i) for i in rest]
+    heapq.heapify(heap)
+    for p in mine.tolist():
+        _, d = heapq.heappop(heap)
+        moves.append((p, d))
+        after[d] += cost[p]
+        heapq.heappush(heap, (float(after[d]), d))
+    ids = [n.id for n in arrays.active]
+    return _plan(snapshot, arrays, policy, health, sizing, memory, ids,
+                 [n.profile for n in arrays.active], moves, "scale_in",
+                 "moves off the node being removed (scale in)", [], ids[gone])
+
+
+__all__ = ["Diagnosis", "diagnose", "decide_guarded", "utilisation"]

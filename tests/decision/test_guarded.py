@@ -1,0 +1,174 @@
+"""The default met (paper_faithful: false): diagnosis, proportional sizing, verify after acting,
+scale in on headroom, move only what pays, and the safety rules (both met variants)."""
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from decision import decide
+from decision.model import DecisionMemory, Node, NodeMetrics
+from decision.policy import PolicyConfig
+from tests.decision.plan_checks import check_plan
+from tests.fixtures.snapshots import (
+    carry_out, later, make_snapshot, node, partition, snapshots, spread_partitions,
+)
+
+G = PolicyConfig()  # the default: guarded
+DONE = DecisionMemory(step=1, first_decision_done=True)
+
+
+def even(cpus, per_node=4, rate=100.0):
+    ids = [f"rs{i + 1}" for i in range(len(cpus))]
+    parts = spread_partitions(ids, [(rate, rate / 2, 0.0)] * (per_node * len(ids)))
+    return make_snapshot(cpus, parts)
+
+
+def test_no_plan_when_size_unchanged_and_nothing_overloaded():
+    snap = even([0.5, 0.5, 0.05])  # one underloaded, but no headroom to remove a node
+    plan = decide(snap, G, DONE)
+    assert plan.is_empty and plan.reason.startswith("hold (nothing_pays)")
+    # MET as the paper writes it re-places and reconfigures the same cluster.
+    paper = decide(snap, PolicyConfig(paper_faithful=True), DecisionMemory())
+    assert not paper.is_empty
+
+
+def test_scale_in_on_headroom_moves_only_the_removed_nodes_partitions():
+    # One underloaded node of five (MET's 50 % rule would keep all five).
+    snap = even([0.3, 0.3, 0.3, 0.3, 0.05])
+    assert decide(snap, PolicyConfig(paper_faithful=True), DONE).summary.terminations == 0
+    plan = decide(snap, G, DONE)
+    check_plan(snap, plan)
+    gone = [a.node for a in plan.actions if a.op == "terminate"]
+    assert len(gone) == 1 and plan.sizing.delta == -1
+    moves = [a for a in plan.actions if a.op == "move"]
+    assert moves and all(a.source == gone[0] and a.cause == "scale_in" for a in moves)
+    assert not any(a.op in ("reconfigure", "compact") for a in plan.actions)
+
+
+def test_no_scale_in_without_headroom():
+    plan = decide(even([0.45, 0.45, 0.45, 0.05]), G, DONE)  # 1.4 cpu over 3 nodes: 0.47 > 0.48?
+    assert plan.summary.terminations == (1 if 1.4 / 3 < 0.48 else 0)
+    plan = decide(even([0.55, 0.55, 0.55, 0.05]), G, DONE)
+    assert plan.is_empty
+
+
+def test_proportional_scale_out_is_bounded_by_mets_step():
+    snap = even([0.9] * 4)  # demand 4 x 1.5 = 6 node-loads / 0.75 -> 8 nodes
+    one = decide(snap, G, DONE)
+    assert one.sizing.delta == 1  # step 1: MET's ceiling
+    four = decide(snap, G, DecisionMemory(step=8, first_decision_done=True))
+    assert four.sizing.target == 8
+    check_plan(snap, four)
+    # Only partitions on overloaded nodes move, onto the new nodes; nothing is reconfigured.
+    assert all(a.target.startswith("new-") for a in four.actions if a.op == "move")
+    assert not any(a.op in ("reconfigure", "compact", "terminate") for a in four.actions)
+
+
+def test_a_single_overloaded_node_is_rebalanced_without_new_nodes():
+    ids = ["rs1", "rs2", "rs3", "rs4"]
+    parts = [partition(f"h{k}", "rs1", reads=100) for k in range(8)] + \
+        [partition(f"c{k}", ids[1 + k % 3], reads=20) for k in range(6)]
+    snap = make_snapshot([0.9, 0.2, 0.2, 0.2], parts)
+    plan = decide(snap, G, DONE)
+    check_plan(snap, plan)
+    assert plan.sizing.delta == 0 and plan.summary.launches == 0
+    assert plan.summary.moves and all(a.source == "rs1" for a in plan.actions if a.op == "move")
+
+
+def test_transient_after_an_action_is_not_overload():
+    snap = even([0.9] * 4)
+    acted = decide(snap, G, DecisionMemory(step=4, first_decision_done=True))
+    assert acted.sizing.delta > 0
+    soon = decide(later(snap, 60), G, acted.memory)
+    assert soon.is_empty and soon.reason.startswith("hold (transient)")
+    off = decide(later(snap, 60), PolicyConfig(diagnose=False), acted.memory)
+    assert off.sizing.delta > 0
+
+
+def test_a_scale_out_that_did_not_raise_requests_stops_further_ones():
+    snap = even([0.9] * 4)
+    acted = decide(snap, G, DecisionMemory(step=2, first_decision_done=True))
+    assert acted.sizing.delta == 2
+    # Warm-up over, requests served unchanged, still overloaded: add nothing more.
+    after = carry_out(snap, acted, cpu=0.9)
+    plan = decide(later(after, G.warmup_s + 1), G, acted.memory)
+    assert plan.is_empty and plan.reason.startswith("hold (no_gain)")
+    # Switched off, it keeps adding.
+    off = PolicyConfig(verify_after_acting=False)
+    assert decide(later(after, G.warmup_s + 1), off, acted.memory).sizing.delta > 0
+
+
+def test_one_hot_partition_does_not_add_nodes():
+    parts = [partition("hot", "rs1", writes=5000)] + [partition(f"c{k}", f"rs{1 + k % 3}",
+                                                                reads=10) for k in range(6)]
+    snap = make_snapshot([0.95, 0.2, 0.2], parts)
+    plan = decide(snap, G, DONE)
+    assert plan.is_empty and plan.reason.startswith("hold (hot_partition)")
+    assert not decide(snap, PolicyConfig(diagnose=False), DONE).is_empty
+
+
+def test_above_max_nodes_an_overloaded_cluster_holds_with_cause_bounds():
+    snap = even([0.9] * 6)
+    plan = decide(snap, PolicyConfig(max_nodes=3), DONE)
+    assert plan.is_empty and plan.reason.startswith("hold (bounds)")
+    paper = decide(snap, PolicyConfig(max_nodes=3, paper_faithful=True), DONE)
+    assert paper.sizing.target == 6 and paper.summary.terminations == 0
+
+
+def test_above_max_nodes_an_underloaded_cluster_loses_one_node_a_decision():
+    snap = even([0.05] * 6)
+    for paper in (False, True):
+        plan = decide(snap, PolicyConfig(max_nodes=3, paper_faithful=paper), DONE)
+        assert plan.sizing.delta == -1 and plan.summary.terminations <= 1
+
+
+@settings(max_examples=80, deadline=None)
+@given(snapshots(max_nodes=8, max_partitions=40), st.integers(1, 16), st.booleans(),
+       st.integers(1, 10), st.booleans())
+def test_safety_on_any_snapshot(snap, step, first_done, max_nodes, paper):
+    """Never more than one node removed, never a shrink while a node is overloaded, never a
+    shrink because the cluster is above max_nodes, and every plan consistent."""
+    policy = PolicyConfig(max_nodes=max_nodes, paper_faithful=paper)
+    plan = decide(snap, policy, DecisionMemory(step=step, first_decision_done=first_done))
+    check_plan(snap, plan)
+    assert plan.summary.terminations <= 1 and plan.sizing.delta >= -1
+    if any(v.verdict == "overloaded" for v in plan.health.nodes):
+        assert plan.sizing.delta >= 0 and plan.summary.terminations == 0
+    if not paper:
+        assert plan.sizing.delta <= step
+        if plan.sizing.delta == 0 and not any(v.verdict == "overloaded"
+                                              for v in plan.health.nodes):
+            assert plan.is_empty
+
+
+@settings(max_examples=40, deadline=None)
+@given(snapshots(min_nodes=2, max_nodes=8, max_partitions=60))
+def test_scale_in_moves_only_what_leaves(snap):
+    plan = decide(snap, G, DONE)
+    gone = {a.node for a in plan.actions if a.op == "terminate"}
+    if gone:
+        assert all(a.source in gone for a in plan.actions if a.op == "move")
+        assert not any(a.op in ("launch", "reconfigure", "compact") for a in plan.actions)
+
+
+def test_steady_load_converges():
+    """Once a steady cluster is placed, repeated decisions plan nothing."""
+    snap = even([0.9] * 4)
+    memory = DecisionMemory(step=8, first_decision_done=True)
+    moves_late = 0
+    for k in range(12):
+        plan = decide(snap, G, memory)
+        memory = plan.memory
+        # Load now spread: cpu proportional to each node's share of requests.
+        after = carry_out(snap, plan)
+        loads: dict[str, float] = {}
+        for p in after.partitions:
+            loads[p.node] = loads.get(p.node, 0.0) + p.requests
+        total = sum(loads.values())
+        # 3.6 CPUs of work in all (0.9 on each of the first 4 nodes), by share of requests.
+        nodes = tuple(Node(n.id, n.profile, n.state, NodeMetrics(
+            min(1.0, 3.6 * loads.get(n.id, 0.0) / total), 0.01, 0.5)) for n in after.nodes)
+        snap = later(type(after)(after.taken_at, nodes, after.partitions), 600)
+        if k >= 2:
+            moves_late += plan.summary.moves + plan.summary.launches + plan.summary.terminations
+    assert moves_late == 0
