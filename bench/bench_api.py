@@ -70,7 +70,7 @@ def build(api: bool, workdir: Path):
     from controller.config import default_config
     from controller.control import ControlSettings
     from controller.control_plane import ControlPlane
-    from simulator.harness import build_run
+    from controller.harness import build_run
 
     config = default_config().model_copy(update={"control": ControlSettings(
         api_address="127.0.0.1:0" if api else None, token_file=str(workdir / "token"),

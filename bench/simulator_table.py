@@ -28,7 +28,7 @@ import numpy as np
 try:
     from controller.harness import build_run
 except ImportError:
-    from simulator.harness import build_run
+    from controller.harness import build_run
 from controller.config import load_config
 from simulator.scenario import load_scenario
 scenario, policy, seed, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])

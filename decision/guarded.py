@@ -224,7 +224,13 @@ def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Deci
                       if v.node in {n.id for n in active})
     cpu_total = sum(n.metrics.cpu for n in active if n.metrics is not None)
     spread = cpu_total / (current - 1) if current > 1 else math.inf
-    if policy.scale_in_on_headroom:
+    if current > policy.max_nodes and spread < policy.cpu_high:
+        # max_nodes lowered below the size (an operator's pin): one node at a time, and only
+        # while one node fewer would not be overloaded on average
+        may_remove = True
+        rule = (f"{current} active nodes > max_nodes {policy.max_nodes}, mean cpu over "
+                f"{current - 1} nodes {spread:.2f} < cpu_high {policy.cpu_high:.2f}")
+    elif policy.scale_in_on_headroom:
         may_remove = (current > 1 and underloaded >= 1
                       and spread < policy.cpu_high * policy.scale_in_headroom)
         rule = (f"{underloaded} underloaded, mean cpu over {current - 1} nodes {spread:.2f} "

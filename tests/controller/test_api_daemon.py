@@ -118,9 +118,11 @@ def test_pin_and_protect_show_in_status_and_metrics(daemon):
     r = daemon.call("PUT", "/v1/nodes/rs2.sim,16020/protection", {"reason": "disk check"})
     assert r.json()["protected"]["rs2.sim,16020"]["reason"] == "disk check"
     assert gauge(metrics, "metctl_pinned") == 1 and gauge(metrics, "metctl_protected_nodes") == 1
-    # the dry run honours both: 6 nodes, nothing restarts, drains or terminates rs2
+    # the dry run honours both: never more than 6 nodes (an overloaded cluster above the pin is
+    # not shrunk, nor grown), nothing restarts, drains or terminates rs2
     plan = requests.post(daemon.base + "/v1/plan", timeout=30).json()
-    assert plan["sizing"]["target"] == 6 or not plan["actions"]
+    assert plan["sizing"]["target"] <= max(6, plan["sizing"]["current"])
+    assert plan["sizing"]["target"] == 6 or plan["sizing"]["delta"] <= 0 or not plan["actions"]
     assert not [a for a in plan["actions"] if a.get("node") == "rs2.sim,16020"
                 and a["op"] in ("reconfigure", "drain", "terminate")]
     daemon.call("DELETE", "/v1/size")

@@ -105,7 +105,8 @@ def test_both_sources_hosts_matched_to_regionservers_complete(ganglia, jmx_serve
                                   mem_cached=100.0, mem_buffers=0.0))
     ganglia.wait_until(ganglia.gmond_endpoint, lambda d: all(n.encode() in d for n in names.values()))
     cfg = tmp_path / "metctl.yaml"
-    cfg.write_text("monitor:\n  host_name_map:\n" +
+    # both recorded servers say host "localhost": the machine's CPU (Ganglia) is what is tested
+    cfg.write_text("monitor:\n  hbase_process_cpu: 'off'\n  host_name_map:\n" +
                    "".join(f"    '{k}': {v}\n" for k, v in names.items()))
     code, out, err = run(capsys, "snapshot", "--config", str(cfg), "--ganglia", ganglia.gmond_endpoint,
                          "--hbase-jmx", a.url, "--hbase-jmx", b.url, "--samples", "2",

@@ -158,7 +158,7 @@ def _plan(delta: int):
 
 
 def sim_run(tmp_path, **control):
-    from simulator.harness import build_run
+    from controller.harness import build_run
 
     config = default_config().model_copy(update={"control": ControlSettings(
         api_address=None, state_path=str(tmp_path / "control.json"), **control)})
@@ -299,10 +299,13 @@ def test_nodes_protected_while_a_plan_runs_keep_their_profile(tmp_path):
 
     from controller.control import Protection
     from controller.control_plane import ControlPlane
-    from simulator.harness import build_run
+    from controller.harness import build_run
 
-    config = default_config().model_copy(update={"control": ControlSettings(
-        api_address=None, state_path=str(tmp_path / "control.json"))})
+    base = default_config()
+    # MET as the paper writes it: its plans restart nodes into new profiles
+    config = base.model_copy(update={"control": ControlSettings(
+        api_address=None, state_path=str(tmp_path / "control.json")),
+        "policy": base.policy.model_copy(update={"paper_faithful": True})})
     run = build_run(config, "met-elasticity.yaml")
     plane = ControlPlane(config)
     plane.attach(run.loop)

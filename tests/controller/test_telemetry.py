@@ -1,5 +1,5 @@
 """Telemetry: the documented metric list, what each record_* call exports, the live endpoint
-scraped over real HTTP, and the README table kept in step with the list."""
+scraped over real HTTP, and the docs/operations.md table kept in step with the list."""
 from __future__ import annotations
 
 import re
@@ -15,7 +15,7 @@ from controller.telemetry import (METRIC_NAMES, METRICS, Telemetry, TelemetrySet
 from decision.model import Action
 from tests.controller.plans import plan_of
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+OPERATIONS = Path(__file__).resolve().parents[2] / "docs" / "operations.md"
 
 
 def scraped(text: str) -> dict[str, list]:
@@ -114,9 +114,9 @@ def test_settings_default_to_loopback_and_check_the_address():
             TelemetrySettings(prometheus_address=bad)
 
 
-def test_readme_table_lists_exactly_the_documented_metrics():
-    text = README.read_text()
-    section = text[text.index("## Running in production"):]
+def test_operations_table_lists_exactly_the_documented_metrics():
+    text = OPERATIONS.read_text()
+    section = text[text.index("## Logs and metrics"):]
     section = section[:section.find("\n## ", 3)] if "\n## " in section[3:] else section
     table = set(re.findall(r"^\| `(metctl_[a-z_]+)` \|", section, re.M))
     assert table == set(METRIC_NAMES)

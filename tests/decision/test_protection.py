@@ -64,9 +64,10 @@ def test_fixed_profile_places_a_table_in_its_group():
     snap = ycsb_mix_snapshot(cpu=0.3)
     snap = replace(snap, nodes=(node("rs1", cpu=0.8),) + snap.nodes[1:])
     tables = {p.table for p in snap.partitions}
-    free = decide(snap, PolicyConfig(), DecisionMemory())
+    # MET's full re-placement (the default moves only what pays and restarts nothing for balance)
+    free = decide(snap, PolicyConfig(paper_faithful=True), DecisionMemory())
     # all partitions of every table forced into `read`: one group, every node a read node
-    forced = decide(snap, PolicyConfig(tables={t: {"profile": "read"} for t in tables}),
+    forced = decide(snap, PolicyConfig(paper_faithful=True, tables={t: {"profile": "read"} for t in tables}),
                     DecisionMemory())
     assert {g.group for g in free.groups} != {"read"}
     assert {g.group for g in forced.groups} == {"read"}
