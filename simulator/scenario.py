@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from controller.config import parse_file, parse_model
-from controller.errors import BadInput
+from common.errors import BadInput
+from common.models import parse_file, parse_model
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "configs" / "scenarios"
 

@@ -1,0 +1,114 @@
+"""Judge policies the way issue 16 is judged: every scenario x seed, each policy against the
+fixed-size frontier (static clusters of every size on the same seed) and tiramola.
+
+    .venv/bin/python bench/policy_table.py --seeds 1,2,3 --out out/policy-table.json
+    .venv/bin/python bench/policy_table.py --scenarios path/to/unseen.yaml --seeds 4,5,6
+
+Policies: `met` (the default, guarded), `met-paper` (configs/met-paper.yaml: MET as the paper
+writes it), `tiramola`, `static` (the scenario's initial size). Figures per run: operations,
+node-minutes, the frontier ratio (operations over the static frontier's upper concave hull at the
+policy's node-minutes, controller/evaluation.py; 1.0 = as good as the best fixed size of that
+cost), tenant SLO windows (2-s windows in which one workload's mean response time exceeds the
+SLO, summed over workloads), moves and restarts carried out, machines at most. Prints a
+Markdown table of means (min–max over seeds) and writes every run's figures as JSON.
+Runs in worker processes, `--jobs` at a time (default 2: CI's machines have 2 cores).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from controller.evaluation import frontier_ratio, upper_hull  # noqa: E402
+
+SHIPPED = ("met-elasticity", "incremental-elasticity", "sudden-spike", "diurnal-shift",
+           "staircase", "scan-burst", "hot-table")
+CONFIGS = {"met-paper": ("met", ROOT / "configs" / "met-paper.yaml")}
+
+
+def run_one(job: tuple[str, str, int, int]) -> tuple[tuple[str, str, int, int], dict]:
+    """One simulated run: (scenario, policy, seed, size); size 0 = the scenario's own."""
+    import logging
+
+    from controller.config import load_config
+    from controller.harness import build_run
+    from controller.report import summarize
+    from simulator.scenario import load_scenario
+
+    logging.getLogger("metctl").setLevel(logging.ERROR)
+    scenario, policy, seed, size = job
+    sc = load_scenario(scenario)
+    sc = sc.model_copy(update={"seed": seed, **({"initial_nodes": size} if size else {})})
+    name, config = CONFIGS.get(policy, (policy, None))
+    run = build_run(load_config(config), sc, policy=name)
+    run.run()
+    s = summarize(run, name, seed=seed)
+    done = s.get("actions", {})
+    return job, {"ops": s["total_ops"], "node_minutes": s["node_minutes"], "max_nodes": s["max_nodes"],
+                 "tenant_windows": s["slo_violation_tenant_windows"],
+                 "moves": _count(done, "move"), "restarts": _count(done, "restart"),
+                 "wall_s": s["wall_time_s"]}
+
+
+def _count(actions: dict, op: str) -> int:
+    v = actions.get(op, 0)
+    return int(v.get("done", 0) if isinstance(v, dict) else v)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scenarios", default=",".join(SHIPPED), help="names in configs/scenarios/ or paths")
+    ap.add_argument("--policies", default="met,met-paper,tiramola,static")
+    ap.add_argument("--seeds", default="1,2,3")
+    ap.add_argument("--sizes", default="2,3,4,6,8,10,12,16,24", help="static sizes of the frontier")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--out", default="out/policy-table.json")
+    a = ap.parse_args()
+    scenarios, policies = a.scenarios.split(","), a.policies.split(",")
+    seeds, sizes = [int(s) for s in a.seeds.split(",")], [int(n) for n in a.sizes.split(",")]
+    jobs = [(sc, p, s, 0) for sc in scenarios for p in policies for s in seeds]
+    jobs += [(sc, "static", s, n) for sc in scenarios for s in seeds for n in sizes]
+    with ProcessPoolExecutor(a.jobs) as pool:
+        results = dict(pool.map(run_one, jobs))
+    table: dict = {}
+    for sc in scenarios:
+        for s in seeds:
+            hull = upper_hull([(results[(sc, "static", s, n)]["node_minutes"], results[(sc, "static", s, n)]["ops"])
+                               for n in sizes])
+            for p in policies:
+                r = results[(sc, p, s, 0)]
+                r["frontier_ratio"] = frontier_ratio(hull, r["node_minutes"], r["ops"])
+                table.setdefault(sc, {}).setdefault(p, []).append(dict(seed=s, **r))
+            table[sc].setdefault("frontier", {})[str(s)] = [dict(size=n, **results[(sc, "static", s, n)])
+                                                             for n in sizes]
+    out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(table, indent=2) + "\n")
+    keys = [("frontier_ratio", "frontier ratio", 1, "{:.3f}"), ("ops", "M ops", 1e6, "{:.2f}"),
+            ("node_minutes", "node-min", 1, "{:.0f}"), ("max_nodes", "machines", 1, "{:.0f}"),
+            ("tenant_windows", "tenant SLO windows", 1, "{:.0f}"), ("moves", "moves", 1, "{:.0f}"),
+            ("restarts", "restarts", 1, "{:.0f}")]
+    print(f"seeds {a.seeds}; mean (min–max)\n")
+    print("| scenario | policy | " + " | ".join(k[1] for k in keys) + " |")
+    print("|---|---|" + "---|" * len(keys))
+    for sc in scenarios:
+        for p in policies:
+            rows = table[sc][p]
+            cells = []
+            for key, _, div, fmt in keys:
+                v = [row[key] / div for row in rows]
+                cells.append(f"{fmt.format(sum(v) / len(v))} ({fmt.format(min(v))}–{fmt.format(max(v))})")
+            print(f"| {Path(sc).stem} | {p} | " + " | ".join(cells) + " |")
+    ratios = {p: [row["frontier_ratio"] for sc in scenarios for row in table[sc][p]] for p in policies}
+    print("\nfrontier ratio over all scenarios and seeds: " + ", ".join(
+        f"{p} mean {sum(v) / len(v):.3f} min {min(v):.3f}" for p, v in ratios.items()))
+    print(f"figures in {out}")
+
+
+if __name__ == "__main__":
+    main()
