@@ -147,6 +147,7 @@ def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Deci
     served = float(arrays.load.sum())
     diagnoses = diagnose(snapshot, arrays, health, policy, memory)
     needs = [d for d in diagnoses if d.bottleneck in ("cpu", "io_wait")]
+    hot_partition = [d for d in diagnoses if d.bottleneck == "hot_partition"]
     overloaded = [d for d in diagnoses if d.bottleneck != "none"]
     step = max(1, memory.step)
 
@@ -170,8 +171,8 @@ def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Deci
             barred = (f"bounds: {current} active nodes >= max_nodes {policy.max_nodes}"
                       if current >= policy.max_nodes else
                       "no_gain: the last scale-out did not raise the requests served")
-            plan = _rebalance(snapshot, arrays, policy, health, memory, memo, step, needs,
-                              f"no node may be added ({barred})")
+            plan = _rebalance(snapshot, arrays, policy, health, memory, memo, step,
+                              needs + hot_partition, f"no node may be added ({barred})")
             if plan is not None:
                 return plan
         if current >= policy.max_nodes:
@@ -214,6 +215,15 @@ def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Deci
         return hold("nothing_moves", f"{why}; no busy partition can move off the overloaded "
                     "node(s) to a new one and lower it: new nodes would serve nothing")
 
+    if hot_partition and policy.move_only_what_pays:
+        # More nodes would not help a node whose overload is one partition, but moving its other
+        # partitions away lowers it toward that partition's own load (the floor); the hot one
+        # stays (moving it only moves the overload).
+        plan = _rebalance(snapshot, arrays, policy, health, memory, memo, step, hot_partition,
+                          f"{len(hot_partition)} node(s) overloaded by one hot partition "
+                          f"({hot_partition[0].node}: {hot_partition[0].reason})")
+        if plan is not None:
+            return plan
     if overloaded:
         kinds = sorted({d.bottleneck for d in overloaded})
         return hold("+".join(kinds), "; ".join(f"{d.node}: {d.reason}" for d in overloaded[:3]),

@@ -103,8 +103,16 @@ def test_one_hot_partition_does_not_add_nodes():
                                                                 reads=10) for k in range(6)]
     snap = make_snapshot([0.95, 0.2, 0.2], parts)
     plan = decide(snap, G, DONE)
-    assert plan.is_empty and plan.reason.startswith("hold (hot_partition)")
-    assert not decide(snap, PolicyConfig(diagnose=False), DONE).is_empty
+    # no node added; the hot partition's neighbours leave its node, the hot one stays
+    assert plan.sizing.delta == 0 and not [a for a in plan.actions if a.op == "launch"]
+    moves = [a for a in plan.actions if a.op == "move"]
+    assert moves and all(a.source == "rs1" and a.partition != "hot" for a in moves)
+    # once it is alone there, nothing pays: hold
+    alone = make_snapshot([0.95, 0.2, 0.2], [partition("hot", "rs1", writes=5000)] + [
+        partition(f"c{k}", f"rs{2 + k % 2}", reads=10) for k in range(6)])
+    held = decide(alone, G, DONE)
+    assert held.is_empty and held.reason.startswith("hold (hot_partition)")
+    assert decide(alone, PolicyConfig(paper_faithful=True), DONE).sizing.delta > 0  # MET adds nodes
 
 
 def test_above_max_nodes_an_overloaded_cluster_holds_with_cause_bounds():
