@@ -27,8 +27,8 @@ import json, sys
 import numpy as np
 try:
     from controller.harness import build_run
-except ImportError:
-    from controller.harness import build_run
+except ImportError:  # a checkout from before the harness moved (c2440f1)
+    from simulator.harness import build_run
 from controller.config import load_config
 from simulator.scenario import load_scenario
 scenario, policy, seed, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
