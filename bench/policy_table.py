@@ -60,6 +60,21 @@ def _count(actions: dict, op: str) -> int:
     return int(v.get("done", 0) if isinstance(v, dict) else v)
 
 
+def markdown_table(table: dict, scenarios: list[str], policies: list[str],
+                   keys: list[tuple[str, str, float, str]]) -> str:
+    """Rows of scenario x policy; each cell the mean over seeds with (min–max)."""
+    lines = ["| scenario | policy | " + " | ".join(k[1] for k in keys) + " |",
+             "|---|---|" + "---|" * len(keys)]
+    for sc in scenarios:
+        for p in policies:
+            cells = []
+            for key, _, div, fmt in keys:
+                v = [row[key] / div for row in table[sc][p]]
+                cells.append(f"{fmt.format(sum(v) / len(v))} ({fmt.format(min(v))}–{fmt.format(max(v))})")
+            lines.append(f"| {Path(sc).stem} | {p} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scenarios", default=",".join(SHIPPED), help="names in configs/scenarios/ or paths")
@@ -94,16 +109,7 @@ def main() -> None:
             ("tenant_windows", "tenant SLO windows", 1, "{:.0f}"), ("moves", "moves", 1, "{:.0f}"),
             ("restarts", "restarts", 1, "{:.0f}")]
     print(f"seeds {a.seeds}; mean (min–max)\n")
-    print("| scenario | policy | " + " | ".join(k[1] for k in keys) + " |")
-    print("|---|---|" + "---|" * len(keys))
-    for sc in scenarios:
-        for p in policies:
-            rows = table[sc][p]
-            cells = []
-            for key, _, div, fmt in keys:
-                v = [row[key] / div for row in rows]
-                cells.append(f"{fmt.format(sum(v) / len(v))} ({fmt.format(min(v))}–{fmt.format(max(v))})")
-            print(f"| {Path(sc).stem} | {p} | " + " | ".join(cells) + " |")
+    print(markdown_table(table, scenarios, policies, keys))
     ratios = {p: [row["frontier_ratio"] for sc in scenarios for row in table[sc][p]] for p in policies}
     print("\nfrontier ratio over all scenarios and seeds: " + ", ".join(
         f"{p} mean {sum(v) / len(v):.3f} min {min(v):.3f}" for p, v in ratios.items()))

@@ -22,6 +22,11 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.policy_table import markdown_table  # noqa: E402
+from controller.evaluation import hull_at, upper_hull  # noqa: E402
+
 RUN_ONE = r"""
 import json, sys
 import numpy as np
@@ -59,31 +64,6 @@ print(json.dumps({"ops": float(ops.sum()), "node_minutes": float(vms.sum() * c.s
                   "by_workload": by_wl, "aggregate_windows": int((amean > sc.slo_latency_ms).sum()),
                   "wall_s": run.wall_s}))
 """
-
-
-def upper_hull(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    pts = sorted(set(points))
-    hull: list[tuple[float, float]] = []
-    for p in pts:
-        while len(hull) >= 2:
-            (x1, y1), (x2, y2) = hull[-2], hull[-1]
-            if (x2 - x1) * (p[1] - y1) - (y2 - y1) * (p[0] - x1) >= 0:
-                hull.pop()
-            else:
-                break
-        hull.append(p)
-    return hull
-
-
-def hull_at(hull: list[tuple[float, float]], x: float) -> float:
-    if x <= hull[0][0]:
-        return hull[0][1] * x / hull[0][0]  # below the smallest size: scale down (assumption)
-    if x >= hull[-1][0]:
-        return hull[-1][1]
-    for (x1, y1), (x2, y2) in zip(hull, hull[1:]):
-        if x1 <= x <= x2:
-            return y1 + (y2 - y1) * (x - x1) / (x2 - x1)
-    return hull[-1][1]
 
 
 def main() -> None:
@@ -133,17 +113,7 @@ def main() -> None:
     keys = [("ops", "M ops", 1e6, "{:.2f}"), ("node_minutes", "node-min", 1, "{:.0f}"),
             ("max_nodes", "max machines", 1, "{:.1f}"), ("tenant_windows", "tenant SLO windows", 1, "{:.0f}"),
             ("frontier_ratio", "frontier ratio", 1, "{:.3f}")]
-    print("| scenario | policy | " + " | ".join(k[1] for k in keys) + " |")
-    print("|---|---|" + "---|" * len(keys))
-    for sc in scenarios:
-        for p in policies:
-            rows = table[sc][p]
-            cells = []
-            for key, _, div, fmt in keys:
-                v = [row[key] / div for row in rows]
-                cells.append(f"{fmt.format(sum(v) / len(v))} ({fmt.format(min(v))}–{fmt.format(max(v))})")
-            print(f"| {sc} | {p} | " + " | ".join(cells) + " |")
-
+    print(markdown_table(table, scenarios, policies, keys))
 
 if __name__ == "__main__":
     main()
