@@ -16,10 +16,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from actuator.executor import Executor  # noqa: E402
 from actuator.fake import FakeCluster, FakeDelays  # noqa: E402
+from actuator.fake_plans import make_plan  # noqa: E402
 from actuator.journal import Journal  # noqa: E402
 from actuator.settings import ExecutorSettings  # noqa: E402
 from decision.model import Action  # noqa: E402
-from tests.actuator.plans import make_plan  # noqa: E402
 
 
 def build(n_servers: int, n_parts: int, n_new: int, seed: int = 1):

@@ -1,8 +1,9 @@
 """Failover times of metctl's leader election on a real ZooKeeper, over repeated runs.
 
-Starts Debian's ZooKeeper on loopback (tickTime=500), then for each kind of failure (SIGKILL,
-SIGTERM) and each repetition: three controller processes share one journaled plan, the leader
-is hit mid-plan, and we measure from the signal to (a) the successor's leadership and (b) its
+Starts Debian's ZooKeeper on loopback (tickTime=500, deploy/local-zookeeper/zookeeper.py), then
+for each kind of failure (SIGKILL, SIGTERM) and each repetition: three controller processes
+(deploy/local-zookeeper/failover.py, as the failover tests run them) share one journaled plan,
+the leader is hit mid-plan, and we measure from the signal to (a) the successor's leadership and (b) its
 first action. Every run's invariant (each action applied once, no overlapping acting) is
 checked and counted. Prints a table; exit 1 if any invariant failed.
 
@@ -11,16 +12,34 @@ checked and counted. Prints a table; exit 1 if any invariant failed.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import signal
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-from tests.fixtures.controllers import ControllerGroup, poll  # noqa: E402
-from tests.fixtures.zookeeper import ZooKeeperServer, free_port  # noqa: E402
+from common.waiting import poll  # noqa: E402
+
+
+def load_local_zookeeper(file: str):
+    """deploy/local-zookeeper/<file> as a module (its folder name has a dash); the tests load
+    the same files (tests/fixtures/zookeeper.py, tests/fixtures/controllers.py)."""
+    name = "metctl_local_zookeeper_" + file.removesuffix(".py")
+    spec = importlib.util.spec_from_file_location(name, ROOT / "deploy" / "local-zookeeper" / file)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod  # before exec: dataclasses look their module up there
+    spec.loader.exec_module(mod)
+    return mod
+
+
+_zk = load_local_zookeeper("zookeeper.py")
+ZooKeeperServer, free_port = _zk.ZooKeeperServer, _zk.free_port
+ControllerGroup = load_local_zookeeper("failover.py").ControllerGroup
 
 
 def one_run(zk: ZooKeeperServer, workdir: Path, sig: int, n: int, session_s: float):

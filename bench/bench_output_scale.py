@@ -19,8 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from actuator.fake_plans import write_journal  # noqa: E402
 from controller.snapshot_io import write_snapshot  # noqa: E402
-from tests.fixtures.snapshots import zipf_cluster  # noqa: E402
+from simulator.synthetic import zipf_cluster  # noqa: E402
 
 METCTL = [sys.executable, "-m", "controller.cli"]
 
@@ -49,9 +50,7 @@ def main() -> None:
               flush=True)
 
         journal = Path(tmp) / "j.sqlite"
-        sys.path.insert(0, str(ROOT))
-        from tests.controller.test_cli_status import write_journal  # a real executor's journal
-        write_journal(journal, fail_move=True)
+        write_journal(journal, fail_move=True)  # a real executor's journal
         con = sqlite3.connect(journal)
         doc = json.loads(con.execute("SELECT plan_json FROM plans").fetchone()[0])
         doc["reason"] = "r" * (100 * 2**20)

@@ -37,7 +37,7 @@ from decision.arrays import SnapshotArrays  # noqa: E402
 from decision.core import plan_targets  # noqa: E402
 from decision.model import ClusterSnapshot  # noqa: E402
 from decision.reconcile import match_greedy, retained  # noqa: E402
-from tests.fixtures.snapshots import carry_out, zipf_cluster  # noqa: E402
+from simulator.synthetic import carry_out, zipf_cluster  # noqa: E402
 
 def moves_greedy(snapshot: ClusterSnapshot, target: int, policy: PolicyConfig) -> int:
     """Moves of MET's greedy matching over the same Stage C targets the plan used."""

@@ -3,7 +3,8 @@ for RegionServers that share one machine (the local cluster), where a host-wide 
 figure would pin every server to the same number.
 
 - cpu    = `ProcessCpuLoad` of `java.lang:type=OperatingSystem` (this JVM's share of all the
-  machine's cores, 0..1);
+  machine's cores, 0..1), read by monitor/hbase_jmx.py's `parse_process_cpu`, the one parser
+  `monitor.hbase_process_cpu` uses too (absent, NaN or negative = missing);
 - memory = heap used / heap max of `java.lang:type=Memory` (`HeapMemoryUsage`);
 - io_wait = the JVM process's block-I/O delay (field 42 of /proc/<pid>/stat, delayacct_blkio_ticks)
   per second between two samples, when its PID (`java.lang:type=Runtime` Name "pid@host") is
@@ -23,9 +24,9 @@ from typing import Any, Callable, Sequence
 
 import requests
 
+from monitor.hbase_jmx import OS_BEAN, parse_process_cpu
 from monitor.source import HostSample, Sample
 
-OS_BEAN = "java.lang:type=OperatingSystem"
 MEMORY_BEAN = "java.lang:type=Memory"
 RUNTIME_BEAN = "java.lang:type=Runtime"
 SERVER_BEAN = "Hadoop:service=HBase,name=RegionServer,sub=Server"
@@ -66,7 +67,7 @@ class JvmSystemSource:
             pid = int(str(_bean(self._session, url, RUNTIME_BEAN, self.timeout_s)["Name"]).split("@")[0])
         except (requests.RequestException, ValueError, KeyError, TypeError) as e:
             return f"{url}: {type(e).__name__}: {str(e)[:200]}"
-        cpu = float(osb.get("ProcessCpuLoad", -1))
+        cpu = parse_process_cpu(osb)
         memory = float(mem["used"]) / float(mem["max"]) if float(mem.get("max", 0)) > 0 else None
         io_wait, reason = None, ""
         ticks, now = _blkio_ticks(pid), self.clock()
@@ -79,7 +80,7 @@ class JvmSystemSource:
                 io_wait = min(1.0, (ticks - last[1]) / _TICKS / (now - last[0]))
             else:
                 reason = "io_wait needs two samples"
-        return HostSample(host=host, cpu=cpu if 0 <= cpu <= 1 else None, io_wait=io_wait,
+        return HostSample(host=host, cpu=cpu, io_wait=io_wait,
                           memory=memory, reason=reason)
 
     def sample(self) -> Sample:

@@ -11,9 +11,10 @@ settings.register_profile(
 )
 settings.load_profile("metctl")
 
-# poll first: the other fixture modules import it (a plugin imported before pytest registers
-# it cannot get its asserts rewritten)
+# poll and zookeeper first: other fixture modules import them (a plugin imported before pytest
+# registers it cannot get its asserts rewritten)
+FIRST = ("tests.fixtures.poll", "tests.fixtures.zookeeper")
 pytest_plugins = sorted(
     (f"tests.fixtures.{p.stem}" for p in (Path(__file__).parent / "fixtures").glob("*.py")
-     if p.stem != "__init__"), key=lambda m: (m != "tests.fixtures.poll", m)
+     if p.stem != "__init__"), key=lambda m: (m not in FIRST, m)
 )

@@ -1,57 +1,19 @@
 """Plans and fake clusters for the executor tests: a small hand-made scenario and a generator of
-random consistent (layout, plan) pairs for the property and kill-point tests."""
+random consistent (layout, plan) pairs for the property and kill-point tests. `make_plan`,
+`scenario`, `run_to_end` and RS1-RS3 live in actuator/fake_plans.py (the benches use them too)
+and are re-exported here."""
 from __future__ import annotations
 
 import random
 import time
-from typing import Mapping
 
 from actuator.executor import ExecutionStatus, Executor
 from actuator.fake import FakeCluster
-from decision.model import (
-    Action, DecisionMemory, Health, NodeAssignment, Plan, Sizing, Summary,
-)
+from actuator.fake_plans import RS1, RS2, RS3, make_plan, run_to_end, scenario
+from decision.model import Action, Plan
 
-
-def make_plan(actions: list[Action], assignment: Mapping[str, tuple[str, list[str]]]) -> Plan:
-    launches = sum(a.op == "launch" for a in actions)
-    terms = sum(a.op == "terminate" for a in actions)
-    return Plan(
-        policy="met", health=Health(nodes=(), suboptimal=0.0, remove=False, healthy=False),
-        sizing=Sizing(current=len(assignment) - launches + terms, target=len(assignment), delta=launches - terms, step=1),
-        groups=(),
-        assignment=tuple(NodeAssignment(node=n, profile=p, partitions=tuple(ps), load=0.0)
-                         for n, (p, ps) in assignment.items()),
-        actions=tuple(actions),
-        summary=Summary(moves=sum(a.op == "move" for a in actions),
-                        reconfigurations=sum(a.op == "reconfigure" for a in actions),
-                        launches=launches, terminations=terms, max_load_ratio=1.0),
-        memory=DecisionMemory())
-
-
-RS1, RS2, RS3 = "rs1,16020", "rs2,16020", "rs3,16020"
-
-
-def scenario(world: FakeCluster, *, owned_rs3: bool = True) -> Plan:
-    """Three servers; the plan adds a read node, reconfigures rs1 for writes, moves partitions
-    (two toward the new node from different sources), compacts one and removes rs3."""
-    world.add_server(RS1, partitions=("p0", "p1", "p2"))
-    world.add_server(RS2, partitions=("p3", "p4", "p5"))
-    world.add_server(RS3, partitions=("p6", "p7"), owned=owned_rs3)
-    A = Action
-    actions = [
-        A("launch", "scale out", node="new-1", profile="read", cause="scale_out"),
-        A("reconfigure", "write group", node=RS1, profile="write", from_profile="default"),
-        A("move", "to read node", partition="p0", source=RS1, target="new-1"),
-        A("move", "to read node", partition="p3", source=RS2, target="new-1"),
-        A("move", "balance", partition="p6", source=RS3, target=RS2),
-        A("move", "balance", partition="p7", source=RS3, target=RS1),
-        A("compact", "locality", node="new-1", partition="p0", cause="locality"),
-        A("drain", "scale in", node=RS3), A("terminate", "scale in", node=RS3),
-    ]
-    assignment = {RS1: ("write", ["p1", "p2", "p7"]), RS2: ("default", ["p4", "p5", "p6"]),
-                  "new-1": ("read", ["p0", "p3"])}
-    return make_plan(actions, assignment)
+__all__ = ["RS1", "RS2", "RS3", "make_plan", "run_to_end", "scenario", "random_case",
+           "resolved_layout", "actual_layout", "fill_new_node", "scale_out_plan", "run_real_time"]
 
 
 def random_case(seed: int, world: FakeCluster) -> Plan:
@@ -85,19 +47,6 @@ def random_case(seed: int, world: FakeCluster) -> Plan:
         actions += [Action("drain", "scale in", node=s), Action("terminate", "scale in", node=s)]
     assignment = {t: (prof[t], [p for p in parts if target_of[p] == t]) for t in targets}
     return make_plan(actions, assignment)
-
-
-def run_to_end(ex: Executor, world: FakeCluster, *, max_ticks: int = 5000, step_s: float = 1.0,
-               each_tick=None) -> ExecutionStatus:
-    status = ex.tick()
-    for _ in range(max_ticks):
-        if status.state != "running":
-            return status
-        if each_tick is not None:
-            each_tick(status)
-        world.advance(step_s)
-        status = ex.tick()
-    raise AssertionError(f"plan still running after {max_ticks} ticks: {status}")
 
 
 def resolved_layout(ex: Executor, plan: Plan) -> dict[str, str]:

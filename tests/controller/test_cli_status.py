@@ -4,36 +4,14 @@ from __future__ import annotations
 
 import json
 
-from actuator.executor import Executor
-from actuator.fake import FakeCluster
-from actuator.journal import Journal
-from actuator.settings import ExecutorSettings
+from actuator.fake_plans import write_journal
 from controller.cli import main
-from tests.actuator.plans import run_to_end, scenario
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
-
-
-def write_journal(path, *, fail_move: bool, finish: bool = True) -> Executor:
-    world = FakeCluster()
-    plan = scenario(world)
-    if fail_move:
-        world.inject(move_failures={"p6": 99})
-    ex = Executor(world.infra, world.datastore, ExecutorSettings(datastore_attempts=2, datastore_backoff_s=1),
-                  world.clock, world.cluster, Journal(path))
-    ex.submit(plan, "plan-7")
-    if finish:
-        run_to_end(ex, world)
-    else:
-        for _ in range(20):
-            ex.tick()
-            world.advance(1)
-    ex.journal.close()
-    return ex
 
 
 def test_status_json_shows_the_stopped_plan_its_actions_and_errors(tmp_path, capsys):

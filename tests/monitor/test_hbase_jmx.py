@@ -409,3 +409,21 @@ class _Fixed:
 
     def sample(self):
         return Sample(taken_at=0.0, hosts=(self.host,))
+
+
+# --- the one ProcessCpuLoad parser, shared with monitor/jvm_cpu.py ---------------------------
+
+@pytest.mark.parametrize("bean, cpu", [
+    ({"ProcessCpuLoad": 0.25}, 0.25), ({"ProcessCpuLoad": 0}, 0.0), ({"ProcessCpuLoad": 1.5}, 1.0),
+    ({"ProcessCpuLoad": -1.0}, None), ({"ProcessCpuLoad": float("nan")}, None),
+    ({"ProcessCpuLoad": "0.5"}, None), ({"ProcessCpuLoad": True}, None), ({}, None), (None, None),
+])
+def test_process_cpu_load_is_parsed_once_for_both_sources(bean, cpu, monkeypatch):
+    from monitor import hbase_jmx, jvm_cpu
+    assert hbase_jmx.parse_process_cpu(bean) == cpu
+    beans = {jvm_cpu.SERVER_BEAN: {"tag.serverName": "h,16020,1"}, jvm_cpu.OS_BEAN: bean or {},
+             jvm_cpu.MEMORY_BEAN: {"HeapMemoryUsage": {"used": 1, "max": 4}},
+             jvm_cpu.RUNTIME_BEAN: {"Name": "999999999@h"}}
+    monkeypatch.setattr(jvm_cpu, "_bean", lambda session, url, name, timeout_s: beans[name])
+    got = jvm_cpu.JvmSystemSource(["http://h:16030"], clock=lambda: 0.0)._one("http://h:16030")
+    assert (got.host, got.cpu, got.memory) == ("h,16020", cpu, 0.25)

@@ -1,5 +1,6 @@
-"""A controller process for the failover tests: metctl's election and fencing around a
-journaled sequence of actions, recording everything the invariant needs in a shared SQLite file.
+"""A controller process for the failover tests and bench/bench_failover.py (failover.py's
+ControllerGroup launches it): metctl's election and fencing around a journaled sequence of
+actions, recording everything the invariant needs in a shared SQLite file.
 
 Run as `python failover_driver.py --zk HOSTS --db FILE --identity NAME …`. Every instance works
 through the same plan (actions 0..N-1) and the same journal: an action is journaled `started`,
