@@ -14,6 +14,7 @@ tests use it to SIGKILL the process at every write.
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 import os
 import sqlite3
 import threading
@@ -23,7 +24,8 @@ from typing import Any, Callable, Iterable, Mapping
 from tenacity import retry, retry_if_exception, stop_after_delay, wait_fixed
 
 from actuator.executor.states import Phase, PlanState, StepState, states_comment
-from actuator.executor.step import STEP_COLUMNS
+from actuator.executor.step import STEP_COLUMNS, Step
+from common.errors import BadInput
 from common.redact import redact
 
 PLAN_STATES_IN_FLIGHT = (PlanState.RUNNING.value, PlanState.ABANDONING.value)
@@ -109,6 +111,35 @@ def _prepare(db: sqlite3.Connection) -> None:
 
 class JournalError(Exception):
     """The journal file is missing or is not a metctl journal."""
+
+
+# What each step column may hold, from Step's annotations (the one field list): a row that
+# holds anything else (a text idx, an unknown state) was not written by metctl and is refused
+# by name instead of failing later inside a tick.
+_COLUMN_TYPES: dict[str, tuple[type, ...]] = {
+    "int": (int,), "int | None": (int, type(None)), "str": (str,), "str | None": (str, type(None)),
+    "float | None": (int, float, type(None)),
+}
+
+
+def _check_step_row(path: str, plan_id: str, row: dict[str, Any]) -> None:
+    for f in fields(Step):
+        value, allowed = row.get(f.name), _COLUMN_TYPES.get(str(f.type))
+        if allowed is not None and (isinstance(value, bool) or not isinstance(value, allowed)):
+            raise BadInput(path, f"steps.{f.name} (plan {plan_id}, step {row.get('idx')!r})",
+                           f"{f.type} as metctl writes it, got {type(value).__name__} {str(value)[:40]!r}"
+                           " (the journal was changed outside metctl)")
+    if row["state"] not in {s.value for s in StepState}:
+        raise BadInput(path, f"steps.state (plan {plan_id}, step {row['idx']})",
+                       f"one of {states_comment(StepState)}, got {str(row['state'])[:40]!r}")
+
+
+def _check_plan_row(path: str, row: dict[str, Any]) -> None:
+    for column, enum in (("state", PlanState), ("phase", Phase)):
+        if row.get(column) not in {s.value for s in enum}:
+            raise BadInput(path, f"plans.{column} (plan {row.get('plan_id')})",
+                           f"one of {states_comment(enum)}, got {str(row.get(column))[:40]!r}"
+                           " (the journal was changed outside metctl)")
 
 
 class Journal:
@@ -250,6 +281,7 @@ class Journal:
         if row is None:
             return None
         out = dict(row)
+        _check_plan_row(self.path, out)
         out["plan"] = json.loads(out.pop("plan_json"))
         layout = out.pop("layout_json")
         out["layout"] = json.loads(layout) if layout else {}
@@ -257,7 +289,10 @@ class Journal:
 
     def load_steps(self, plan_id: str) -> list[dict[str, Any]]:
         rows = self._db.execute("SELECT * FROM steps WHERE plan_id = ? ORDER BY idx", (plan_id,))
-        return [{k: r[k] for k in STEP_COLUMNS} for r in rows]
+        out = [{k: r[k] for k in STEP_COLUMNS} for r in rows]
+        for row in out:
+            _check_step_row(self.path, plan_id, row)
+        return out
 
     def events(self, plan_id: str, *, level: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         sql = "SELECT at, level, idx, message FROM events WHERE plan_id = ?"

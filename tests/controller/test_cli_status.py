@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from actuator.fake_plans import write_journal
 from controller.cli import main
 
@@ -161,3 +163,30 @@ def test_an_unknown_plan_state_is_refused_loudly(tmp_path, capsys):
     _tamper(path, "UPDATE plans SET state = 'exploded'")
     code, out, err = run(capsys, "status", "--journal", str(path))
     assert code == 2 and "exploded" in err and "plans.state" in err
+
+
+@pytest.mark.parametrize("sql, field", [
+    ("UPDATE plans SET state = 'exploded'", "plans.state"),
+    ("UPDATE plans SET phase = 'limbo'", "plans.phase"),
+    ("UPDATE steps SET idx = 'first' WHERE idx = 1", "steps.idx"),
+    ("UPDATE steps SET state = 'weird' WHERE idx = 1", "steps.state"),
+    ("UPDATE steps SET since = 'noon' WHERE idx = 1", "steps.since"),
+])
+def test_resuming_a_tampered_journal_is_refused_naming_journal_and_field(tmp_path, sql, field):
+    """The executor never resumes a plan it cannot read as it wrote it: no silent drop of an
+    unknown state, no TypeError inside a tick later."""
+    from actuator.executor import Executor
+    from actuator.fake import FakeCluster, FakeDataStore, FakeInfrastructure
+    from actuator.journal import Journal
+    from actuator.settings import ExecutorSettings
+    from common.errors import BadInput
+
+    path = tmp_path / "j.sqlite"
+    write_journal(path, fail_move=False)
+    _tamper(path, sql)
+    cluster = FakeCluster()
+    executor = Executor(FakeInfrastructure(cluster), FakeDataStore(cluster), ExecutorSettings(),
+                        lambda: 0.0, "demo", journal=Journal(path))
+    with pytest.raises(BadInput) as err:
+        executor.resume()
+    assert str(path) in str(err.value) and field in str(err.value)
