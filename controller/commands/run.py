@@ -13,6 +13,8 @@ it was on) when it stops. Each decision and hold is printed as one line.
 """
 from __future__ import annotations
 
+import re
+
 import contextlib
 import logging
 import signal
@@ -166,6 +168,7 @@ def _command(config_path, once, out_dir, api, observe):
     view.run = run
     out = Path(out_dir or f"out/run-{run.scenario.name}")
     plane = _control_plane(config, prod, run.loop)
+    terminated: SystemExit | None = None
     prod.start()
     try:
         plane.start()
@@ -192,6 +195,11 @@ def _command(config_path, once, out_dir, api, observe):
             run.run(progress=line)
     except KeyboardInterrupt:
         console.print("interrupted: writing the report of what ran")
+    except SystemExit as stop:
+        # SIGTERM: the leadership's handler leaves with SystemExit(143) once no action is in
+        # flight; the report of what ran is still written, then the exit code stands.
+        console.print("terminated: writing the report of what ran")
+        terminated = stop
     finally:
         plane.close()
         prod.close()
@@ -199,6 +207,8 @@ def _command(config_path, once, out_dir, api, observe):
     console.print(f"{summary['total_ops']:.0f} operations in {summary['duration_s'] / 60:.1f} simulated minutes, "
                   f"{summary['node_minutes']:.0f} node-minutes, {summary['decisions']} decisions, "
                   f"{sum(summary['holds'].values())} holds; report in {out}/")
+    if terminated is not None:
+        raise terminated
 
 
 def _control_plane(config: Any, prod: Any, loop: Any) -> Any:
@@ -258,6 +268,18 @@ def check_live_config(config: Any, path: str) -> None:
                        "a file: a live run must be able to resume its plan after a restart")
 
 
+def _unreachable(path: str, quorum: str, err: BaseException) -> BadInput:
+    """A config that cannot reach its cluster: one plain line naming the setting, exit 2
+    (README), never the Java exception text."""
+    text = str(err)
+    if "Exception:" in text:  # py4j: "An error occurred while calling o2.x. : org...Exception: why"
+        text = text.split("Exception:", 1)[1]
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), type(err).__name__)
+    first = re.split(r"\s+at (?:org|java|jdk|sun|com)\.", first)[0]  # no Java stack frames
+    return BadInput(path, "datastore.hbase.zookeeper_quorum",
+                    f"a reachable HBase cluster at {quorum} ({redact(first)[:200]})")
+
+
 def run_live(config: Any, path: str, once: bool) -> None:
     """The daemon on a real cluster (see the module docstring)."""
     check_live_config(config, path)
@@ -291,14 +313,14 @@ def run_live(config: Any, path: str, once: bool) -> None:
         driver = open_hbase_driver(hb, restarter=restarter, host_format=hb.host_format,
                                    log_file=str(journal_path.with_name("hbase-gateway.log")))
     except Exception as err:  # noqa: BLE001 — Java exception text is not for the operator
-        # A config that cannot reach its cluster: one plain line, exit 2 (README).
-        first = next((ln.strip() for ln in str(err).splitlines() if ln.strip()), type(err).__name__)
-        raise BadInput(path, "datastore.hbase.zookeeper_quorum",
-                       f"a reachable HBase cluster at {hb.zookeeper_quorum} "
-                       f"({redact(first)[:200]})") from None
+        raise _unreachable(path, hb.zookeeper_quorum, err) from None
     try:
-        # metctl places regions itself: HBase's balancer would undo its moves (restored on exit)
-        driver.set_balancer(False)
+        # metctl places regions itself: HBase's balancer would undo its moves (restored on
+        # exit). The first call that reaches the cluster: the gateway connects lazily.
+        try:
+            driver.set_balancer(False)
+        except Exception as err:  # noqa: BLE001
+            raise _unreachable(path, hb.zookeeper_quorum, err) from None
         clock = RealClock()
         collector = Collector(prod.watch(live_sources(config.monitor, admin=driver)), config.monitor)
         # the executor's cluster-changing driver calls ask the leadership fence first

@@ -48,3 +48,27 @@ def test_sim_infrastructure_with_the_hbase_store_is_refused(tmp_path, capsys):
     cfg.write_text(yaml.safe_dump(with_(LIVE, "infrastructure.driver", "sim")))
     assert main(["run", "--config", str(cfg), "--once"]) == 2
     assert "infrastructure.driver" in capsys.readouterr().err
+
+
+def test_sigterm_ends_a_run_with_its_report_written(tmp_path):
+    """systemd stop / kill / a container runtime: the report of what ran is written as on
+    Ctrl-C, and the exit code says SIGTERM (128 + 15)."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "report"
+    proc = subprocess.Popen([sys.executable, "-m", "controller.cli", "run", "--api", "off", "--out", str(out)],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(8)  # started and simulating (the demo paces simulated time)
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, stderr[-2000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["duration_s"] > 0 and summary["total_ops"] > 0
+    assert "report in" in stdout

@@ -62,3 +62,32 @@ def test_a_live_config_with_no_quorum_exits_2_with_one_line(tmp_path, hbase_clus
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "datastore.hbase.zookeeper_quorum" in lines[0], done.stderr
+
+
+def test_run_against_an_unreachable_cluster_is_one_line_and_exit_2(tmp_path, local_hbase_module):
+    """A ZooKeeper quorum with nothing listening: bounded time, one plain line naming the
+    setting, exit 2 — no Java exception text, no traceback (the gateway connects lazily, so the
+    first call that reaches the cluster is where it shows)."""
+    import socket
+
+    with socket.socket() as s:  # a loopback port with nothing listening once closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+
+    class Nowhere:  # only what live_config reads
+        zk_port = port
+        version = local_hbase_module.HBASE_VERSION
+
+        @staticmethod
+        def region_servers():
+            return []
+
+    config = live_config(tmp_path, Nowhere, local_hbase_module)
+    config["monitor"]["hbase_jmx_urls"] = ["http://127.0.0.1:1"]
+    path = tmp_path / "metctl.yaml"
+    path.write_text(yaml.safe_dump(config))
+    r = metctl("run", "--once", "--api", "off", "--config", str(path), timeout=120)
+    lines = [ln for ln in r.stderr.strip().splitlines() if ln.strip()]
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert lines[-1].startswith(f"metctl: {path}: datastore.hbase.zookeeper_quorum: a reachable HBase cluster")
+    assert "Traceback" not in r.stderr and "at org.apache" not in lines[-1] and "py4j" not in lines[-1]
