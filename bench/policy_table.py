@@ -3,6 +3,7 @@ fixed-size frontier (static clusters of every size on the same seed) and tiramol
 
     .venv/bin/python bench/policy_table.py --seeds 1,2,3 --out out/policy-table.json
     .venv/bin/python bench/policy_table.py --scenarios path/to/unseen.yaml --seeds 4,5,6
+    .venv/bin/python bench/policy_table.py --variant mine=my-policy.yaml   # one more policy
 
 Policies: `met` (the default, guarded), `met-paper` (configs/met-paper.yaml: MET as the paper
 writes it), `tiramola`, `static` (the scenario's initial size). Figures per run: operations,
@@ -28,11 +29,11 @@ from controller.evaluation import frontier_ratio, upper_hull  # noqa: E402
 
 SHIPPED = ("met-elasticity", "incremental-elasticity", "sudden-spike", "diurnal-shift",
            "staircase", "scan-burst", "hot-table")
-CONFIGS = {"met-paper": ("met", ROOT / "configs" / "met-paper.yaml")}
 
 
-def run_one(job: tuple[str, str, int, int]) -> tuple[tuple[str, str, int, int], dict]:
-    """One simulated run: (scenario, policy, seed, size); size 0 = the scenario's own."""
+def run_one(job: tuple[str, str, int, int, str | None]) -> tuple[tuple[str, str, int, int], dict]:
+    """One simulated run: (scenario, policy, seed, size, config); size 0 = the scenario's own,
+    config None = the built-in defaults."""
     import logging
 
     from controller.config import load_config
@@ -41,15 +42,16 @@ def run_one(job: tuple[str, str, int, int]) -> tuple[tuple[str, str, int, int], 
     from simulator.scenario import load_scenario
 
     logging.getLogger("metctl").setLevel(logging.ERROR)
-    scenario, policy, seed, size = job
+    scenario, policy, seed, size, config = job
     sc = load_scenario(scenario)
     sc = sc.model_copy(update={"seed": seed, **({"initial_nodes": size} if size else {})})
-    name, config = CONFIGS.get(policy, (policy, None))
-    run = build_run(load_config(config), sc, policy=name)
+    cfg = load_config(config)
+    name = cfg.policy.name if config else policy
+    run = build_run(cfg, sc, policy=name)
     run.run()
     s = summarize(run, name, seed=seed)
     done = s.get("actions", {})
-    return job, {"ops": s["total_ops"], "node_minutes": s["node_minutes"], "max_nodes": s["max_nodes"],
+    return job[:4], {"ops": s["total_ops"], "node_minutes": s["node_minutes"], "max_nodes": s["max_nodes"],
                  "tenant_windows": s["slo_violation_tenant_windows"],
                  "moves": _count(done, "move"), "restarts": _count(done, "restart"),
                  "wall_s": s["wall_time_s"]}
@@ -79,6 +81,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scenarios", default=",".join(SHIPPED), help="names in configs/scenarios/ or paths")
     ap.add_argument("--policies", default="met,met-paper,tiramola,static")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME=CONFIG",
+                    help="one more policy to judge: a config file's policy under NAME (repeatable)")
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--sizes", default="2,3,4,6,8,10,12,16,24", help="static sizes of the frontier")
     ap.add_argument("--jobs", type=int, default=2)
@@ -86,8 +90,15 @@ def main() -> None:
     a = ap.parse_args()
     scenarios, policies = a.scenarios.split(","), a.policies.split(",")
     seeds, sizes = [int(s) for s in a.seeds.split(",")], [int(n) for n in a.sizes.split(",")]
-    jobs = [(sc, p, s, 0) for sc in scenarios for p in policies for s in seeds]
-    jobs += [(sc, "static", s, n) for sc in scenarios for s in seeds for n in sizes]
+    configs = {"met-paper": str(ROOT / "configs" / "met-paper.yaml")}
+    for v in a.variant:
+        name, _, path = v.partition("=")
+        if not name or not path:
+            ap.error(f"--variant {v!r}: expected NAME=CONFIG")
+        configs[name] = path
+        policies.append(name)
+    jobs = [(sc, p, s, 0, configs.get(p)) for sc in scenarios for p in policies for s in seeds]
+    jobs += [(sc, "static", s, n, None) for sc in scenarios for s in seeds for n in sizes]
     with ProcessPoolExecutor(a.jobs) as pool:
         results = dict(pool.map(run_one, jobs))
     table: dict = {}

@@ -58,6 +58,15 @@ def utilisation(cpu: float, io_wait: float, policy: PolicyConfig) -> float:
     return max(cpu / policy.cpu_high, io_wait / policy.io_wait_high)
 
 
+def scale_out_ceiling(current: int, step: int, policy: PolicyConfig) -> int:
+    """The most nodes one proportional scale-out adds. MET's step grows 1, 2, 4 … because MET
+    cannot tell how many nodes it needs; with a demand estimate the bound only guards against
+    a wrong one, and Kubernetes' HPA default (the larger of +4 and doubling) is that guard."""
+    if policy.scale_out_ceiling == "met_step":
+        return step
+    return max(4, current)
+
+
 def diagnose(snapshot: ClusterSnapshot, arrays: SnapshotArrays, health: Health,
              policy: PolicyConfig, memory: DecisionMemory) -> list[Diagnosis]:
     """The bottleneck of each overloaded active node (others are `none`)."""
@@ -186,10 +195,12 @@ def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Deci
             total = sum(utilisation(n.metrics.cpu, n.metrics.io_wait, policy)
                         for n in active if n.metrics is not None)
             want = math.ceil(total / policy.target_utilisation - 1e-9)
-            target = min(max(want, current), current + step, policy.max_nodes)
+            ceiling = scale_out_ceiling(current, step, policy)
+            target = min(max(want, current), current + ceiling, policy.max_nodes)
             why = (f"{len(needs)} node(s) overloaded ({', '.join(d.bottleneck for d in needs[:3])}"
                    f"); demand {total:.2f} node-loads / target_utilisation "
-                   f"{policy.target_utilisation:.2f} -> {want} nodes (step {step})")
+                   f"{policy.target_utilisation:.2f} -> {want} nodes (at most +{ceiling}: "
+                   f"{policy.scale_out_ceiling})")
         else:
             target = min(current + step, policy.max_nodes)
             why = f"{len(needs)} node(s) overloaded: add {step} (MET's step)"
@@ -455,4 +466,4 @@ def _scale_in(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyC
                  "moves off the node being removed (scale in)", [], ids[gone])
 
 
-__all__ = ["Diagnosis", "diagnose", "decide_guarded", "utilisation"]
+__all__ = ["Diagnosis", "diagnose", "decide_guarded", "scale_out_ceiling", "utilisation"]

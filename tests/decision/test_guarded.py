@@ -64,6 +64,19 @@ def test_proportional_scale_out_is_bounded_by_mets_step():
     assert not any(a.op in ("reconfigure", "compact", "terminate") for a in four.actions)
 
 
+def test_double_ceiling_meets_the_estimate_in_one_decision_at_most_doubling():
+    snap = even([0.9] * 4)  # wants 8 nodes; MET's step 1 would add one
+    double = PolicyConfig(scale_out_ceiling="double")
+    plan = decide(snap, double, DONE)
+    assert plan.sizing.target == 8 and "at most +4" in plan.sizing.reason
+    check_plan(snap, plan)
+    # Saturated everywhere (utilisation 1/cpu_high): the estimate asks for more than twice the
+    # nodes, the ceiling keeps it at the larger of +4 and doubling.
+    sat = even([1.0] * 6, per_node=8)
+    assert decide(sat, double, DONE).sizing.target == 12
+    assert decide(sat, G, DONE).sizing.target == 7
+
+
 def test_a_single_overloaded_node_is_rebalanced_without_new_nodes():
     ids = ["rs1", "rs2", "rs3", "rs4"]
     parts = [partition(f"h{k}", "rs1", reads=100) for k in range(8)] + \
