@@ -1,0 +1,175 @@
+"""Measure HBase's per-operation CPU cost and latency on the local cluster, to check the
+simulator's constants (simulator/settings.py: get_cpu_ms, put_cpu_ms, scan_row_cpu_ms,
+client_op_cpu_ms, rpc_floor_ms, wal_sync_ms) against a real HBase 2.6.
+
+One RegionServer (so every region is on it and its process CPU is the server's whole cost),
+YCSB through the project's binding (deploy/local-hbase/ycsb.py). Per operation type, one
+workload alone: C (gets), B (updates = puts), E (95 % scans of 1–`--scan-length` rows, 5 %
+inserts). Each runs once unmeasured (JIT, block cache warm: the table fits in the cache, so
+gets are cached gets as get_cpu_ms means), then measured: the RegionServer's and the YCSB
+client's process CPU time (/proc/PID/stat utime + stime, GC and flushes included) over a window
+that leaves out the client JVM's start, divided by the operations YCSB's status lines count in
+that window; latency is YCSB's mean per operation type at a light load (`--light-threads`,
+1 thread: no queueing, so it is the floor a request pays, network round trip included).
+
+Scaling to the simulator's hardware (docs/simulator.md, "Calibration"): CPU ms per operation
+scale with the core's speed; this bench prints the measured figure, the setting and their
+ratio, and the setting's source stays what the setting says. Loopback has no network, so the
+latency floor measured here is below a LAN's by the round trip (network_rtt_ms).
+
+    .venv/bin/python bench/calibrate_hbase.py [--records 20000] [--seconds 40] [--threads 8]
+
+~4–6 minutes on 2 cores (cluster start, load, 3 workloads x (warm + measured + light)).
+Figures go to out/calibrate-hbase/report.json.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def _load(name: str, path: Path):
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+CLUSTER = _load("metctl_local_hbase_cluster", ROOT / "deploy" / "local-hbase" / "cluster.py")
+YCSB = _load("metctl_local_hbase_ycsb", ROOT / "deploy" / "local-hbase" / "ycsb.py")
+TICK = os.sysconf("SC_CLK_TCK")
+# What each workload measures: the operation type YCSB reports and the setting it checks.
+OPERATIONS = {"C": ("READ", "get_cpu_ms"), "B": ("UPDATE", "put_cpu_ms"), "E": ("SCAN", "scan_row_cpu_ms")}
+
+
+def cpu_s(pid: int) -> float:
+    """Process CPU seconds (user + system) so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def mean_latency_us(stdout: str, op: str) -> float | None:
+    for line in stdout.splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) == 3 and parts[0] == f"[{op}]" and parts[1] == "AverageLatency(us)":
+            return float(parts[2])
+    return None
+
+
+def measure(cluster, rs_pids: list[int], workload: str, *, records: int, threads: int, seconds: float,
+            skip_s: float, scan_length: int) -> dict:
+    """One measured run: CPU per operation on the servers (every RegionServer's process,
+    summed) and on the client, ops/s, latency."""
+    extra = {"maxscanlength": scan_length} if workload == "E" else {}
+    saved = dict(YCSB.COMMON)
+    YCSB.COMMON.update(extra)
+    try:
+        proc, t0 = YCSB.start(cluster, workload, "run", records=records, threads=threads, seconds=seconds)
+    finally:
+        YCSB.COMMON.clear()
+        YCSB.COMMON.update(saved)
+    while time.monotonic() - t0 < skip_s and proc.poll() is None:
+        time.sleep(0.2)
+    at_a = time.monotonic() - t0
+    rs_a, cl_a = sum(map(cpu_s, rs_pids)), cpu_s(proc.pid)
+    while time.monotonic() - t0 < seconds - 2 and proc.poll() is None:
+        time.sleep(0.2)
+    at_b = time.monotonic() - t0
+    rs_b, cl_b = sum(map(cpu_s, rs_pids)), cpu_s(proc.pid)
+    result = YCSB.finish(proc, t0, workload, "run")
+    out, _ = YCSB._outputs(proc)
+    # YCSB's status line at second s carries the rate over (s-1, s]
+    window_ops = sum(rate for s, rate in result.timeline if at_a < s <= at_b)
+    op = OPERATIONS[workload][0]
+    return {"workload": workload, "threads": threads, "window_s": round(at_b - at_a, 2),
+            "ops_in_window": round(window_ops), "ops_s": round(window_ops / max(at_b - at_a, 1e-9), 1),
+            "server_cpu_s": round(rs_b - rs_a, 3), "client_cpu_s": round(cl_b - cl_a, 3),
+            "server_cpu_ms_per_op": (rs_b - rs_a) * 1000 / window_ops if window_ops else None,
+            "client_cpu_ms_per_op": (cl_b - cl_a) * 1000 / window_ops if window_ops else None,
+            "mean_latency_us": mean_latency_us(out, op), "success": result.success_fraction}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--records", type=int, default=20_000, help="records per table (fits the block cache)")
+    ap.add_argument("--seconds", type=float, default=40, help="length of each measured run")
+    ap.add_argument("--threads", type=int, default=8, help="YCSB threads of the measured runs")
+    ap.add_argument("--light-threads", type=int, default=1, help="threads of the latency runs")
+    ap.add_argument("--scan-length", type=int, default=100, help="YCSB maxscanlength (uniform 1..N)")
+    ap.add_argument("--workdir", default=str(ROOT / "out" / "calibrate-hbase-cluster"))
+    ap.add_argument("--out", default=str(ROOT / "out" / "calibrate-hbase" / "report.json"))
+    a = ap.parse_args(argv)
+
+    from actuator.hbase_gateway import HBaseGateway
+    from simulator.settings import SimulatorSettings
+
+    costs = SimulatorSettings().costs
+    started = time.monotonic()
+    YCSB.build()
+    cluster = CLUSTER.LocalHBase(a.workdir)
+    report: dict = {"records": a.records, "threads": a.threads, "scan_length": a.scan_length,
+                    "hbase": cluster.version, "cores": os.cpu_count(), "runs": {}}
+    try:
+        cluster.start(rs=1)
+        rs = cluster.region_servers()[0]
+        with HBaseGateway(CLUSTER.home_for(cluster.version) / "lib", cluster.client_settings()) as gw:
+            YCSB.load(cluster, gw, a.records, list(OPERATIONS), threads=4)
+        rs_pids = [cluster.proc(rs.name).pid]
+        for w in OPERATIONS:
+            measure(cluster, rs_pids, w, records=a.records, threads=a.threads, seconds=15, skip_s=5,
+                    scan_length=a.scan_length)  # warm-up, not kept
+            busy = measure(cluster, rs_pids, w, records=a.records, threads=a.threads, seconds=a.seconds,
+                           skip_s=6, scan_length=a.scan_length)
+            light = measure(cluster, rs_pids, w, records=a.records, threads=a.light_threads,
+                            seconds=max(20.0, a.seconds / 2), skip_s=6, scan_length=a.scan_length)
+            report["runs"][w] = {"busy": busy, "light": light}
+            print(f"{w}: {busy['ops_s']:.0f} ops/s, server {busy['server_cpu_ms_per_op']:.3f} ms CPU/op, "
+                  f"client {busy['client_cpu_ms_per_op']:.3f} ms CPU/op; 1-thread latency "
+                  f"{light['mean_latency_us']} us", flush=True)
+    finally:
+        cluster.stop()
+
+    rows = a.scan_length / 2 + 0.5  # mean of uniform 1..N
+    runs = report["runs"]
+    get_ms = runs["C"]["busy"]["server_cpu_ms_per_op"]
+    put_ms = runs["B"]["busy"]["server_cpu_ms_per_op"]
+    # E: 95 % scans, 5 % inserts; a scan's own RPC costs about what a get's does
+    e_ms = runs["E"]["busy"]["server_cpu_ms_per_op"]
+    scan_ms = (e_ms - 0.05 * put_ms) / 0.95
+    row_ms = max(scan_ms - get_ms, 0.0) / rows
+    client_ms = runs["C"]["busy"]["client_cpu_ms_per_op"]
+    figures = {
+        "get_cpu_ms": (get_ms, costs.get_cpu_ms),
+        "put_cpu_ms": (put_ms, costs.put_cpu_ms),
+        "scan_row_cpu_ms": (row_ms, costs.scan_row_cpu_ms),
+        "client_op_cpu_ms": (client_ms, costs.client_op_cpu_ms),
+        "get latency floor ms (1 thread, loopback)": (runs["C"]["light"]["mean_latency_us"] / 1000, None),
+        "put latency floor ms (1 thread, loopback)": (runs["B"]["light"]["mean_latency_us"] / 1000, None),
+    }
+    report["figures"] = {k: {"measured": m, "setting": s} for k, (m, s) in figures.items()}
+    report["whole_run_s"] = round(time.monotonic() - started, 1)
+    out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"\n{'figure':44} {'measured':>9} {'setting':>9} {'ratio':>7}")
+    for k, (m, s) in figures.items():
+        ratio = f"{m / s:7.2f}" if s else ""
+        print(f"{k:44} {m:9.3f} {s if s is not None else '':>9} {ratio}")
+    print(f"\nwhole run {report['whole_run_s']} s; figures in {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
