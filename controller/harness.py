@@ -110,6 +110,10 @@ def build_run(config: MetctlConfig, scenario: Scenario | str | None = None, *, s
         config = config.model_copy(update={"policy": config.policy.model_copy(update={"name": policy})})
     if data_transfer is not None:
         scenario = scenario.model_copy(update={"data_transfer": data_transfer})
+    if config.policy.latency_slo_ms is None:
+        # the tenants' objective is the scenario's: the policy is told it, as an operator would
+        config = config.model_copy(update={"policy": config.policy.model_copy(
+            update={"latency_slo_ms": float(scenario.slo_latency_ms)})})
     mode = scenario.data_transfer or config.simulator.data_transfer
     ex = config.executor
     if mode == "parallel":

@@ -46,6 +46,9 @@ class NodeMetricsModel(BaseModel):
     cpu: Fraction = Field(description="CPU busy fraction 0..1 (smoothed).")
     io_wait: Fraction = Field(description="CPU time waiting for I/O, fraction 0..1.")
     memory: Fraction = Field(description="Memory used less cache and buffers, fraction 0..1.")
+    rpc_latency_ms: Annotated[float, Field(ge=0.0)] | None = Field(
+        None, description="Mean time a request spends in the server (RPC queue + processing), "
+        "ms (HBase /jmx TotalCallTime_mean). Optional: absent or null when not measured.")
 
 
 class NodeModel(BaseModel):
@@ -121,7 +124,8 @@ def snapshot_from_data(data: Any, file: str | Path, doc: Document | None = None)
         nodes=tuple(
             Node(id=n.id, profile=n.profile, state=n.state,
                  metrics=None if n.metrics is None else NodeMetrics(
-                     cpu=n.metrics.cpu, io_wait=n.metrics.io_wait, memory=n.metrics.memory))
+                     cpu=n.metrics.cpu, io_wait=n.metrics.io_wait, memory=n.metrics.memory,
+                     rpc_latency_ms=n.metrics.rpc_latency_ms))
             for n in model.nodes),
         partitions=tuple(
             Partition(id=p.id, table=p.table, node=p.node, reads=p.reads, writes=p.writes,
@@ -159,7 +163,9 @@ def snapshot_to_dict(snapshot: ClusterSnapshot) -> dict[str, Any]:
             {"id": n.id, "profile": n.profile, "state": n.state,
              "metrics": None if n.metrics is None else {
                  "cpu": _number(n.metrics.cpu), "io_wait": _number(n.metrics.io_wait),
-                 "memory": _number(n.metrics.memory)}}
+                 "memory": _number(n.metrics.memory),
+                 **({} if n.metrics.rpc_latency_ms is None
+                    else {"rpc_latency_ms": _number(n.metrics.rpc_latency_ms)})}}
             for n in snapshot.nodes],
         "partitions": [
             {"id": p.id, "table": p.table, "node": p.node, "reads": _number(p.reads),

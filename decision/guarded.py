@@ -1,7 +1,8 @@
 """The default `met` (paper_faithful: false): MET's health rules, then act only where it pays.
 
-    diagnose      overloaded nodes -> cpu / io_wait / hot_partition / transient; only cpu and
-                  io_wait overload (outside a warm-up) asks for capacity
+    diagnose      overloaded nodes -> cpu / io_wait / hot_partition / transient / within_slo;
+                  only cpu and io_wait overload (outside a warm-up, and over latency_slo_ms
+                  when one is set) asks for capacity
     size          proportional: ceil(sum utilisation / target_utilisation), at least +1, at
                   most MET's step; verify after acting: a scale-out that did not raise the
                   requests served stops further ones while the load stays there
@@ -39,7 +40,7 @@ NO_GAIN_AT = "met.no_gain_requests"       # requests served when a scale-out did
 @dataclass(frozen=True)
 class Diagnosis:
     node: str
-    bottleneck: str  # cpu | io_wait | hot_partition | transient | none
+    bottleneck: str  # cpu | io_wait | hot_partition | transient | within_slo | none
     reason: str
 
 
@@ -56,6 +57,11 @@ def _with_memo(memory: DecisionMemory, memo: dict[str, float], step: int) -> Dec
 def utilisation(cpu: float, io_wait: float, policy: PolicyConfig) -> float:
     """How close a node is to overload: 1.0 at cpu_high or io_wait_high (the larger)."""
     return max(cpu / policy.cpu_high, io_wait / policy.io_wait_high)
+
+
+def latency_slo(policy: PolicyConfig) -> float | None:
+    """The latency objective the decision follows, or None (none set, or the gate is off)."""
+    return policy.latency_slo_ms if policy.latency_gate else None
 
 
 def scale_out_ceiling(current: int, step: int, policy: PolicyConfig) -> int:
@@ -93,6 +99,12 @@ def diagnose(snapshot: ClusterSnapshot, arrays: SnapshotArrays, health: Health,
             out.append(Diagnosis(node.id, "transient", (
                 f"{kind} overload within warmup_s {policy.warmup_s:.0f} s of the last plan: "
                 "cold caches, not capacity")))
+            continue
+        if latency_slo(policy) is not None and m.rpc_latency_ms is not None \
+                and m.rpc_latency_ms <= policy.latency_slo_ms:
+            out.append(Diagnosis(node.id, "within_slo", (
+                f"{kind} overload, but its requests take {m.rpc_latency_ms:.1f} ms <= "
+                f"latency_slo_ms {policy.latency_slo_ms:g}: served in time, nothing to buy")))
             continue
         share = top[i] / node_load[i] if node_load[i] > 0 else 0.0
         # The hottest partition's own part of the node's utilisation, and the rest's.
@@ -256,6 +268,14 @@ def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Deci
                       and spread < policy.cpu_high * policy.scale_in_headroom)
         rule = (f"{underloaded} underloaded, mean cpu over {current - 1} nodes {spread:.2f} "
                 f"< {policy.cpu_high * policy.scale_in_headroom:.2f}")
+        slowest = max((n.metrics.rpc_latency_ms for n in active if n.metrics is not None
+                       and n.metrics.rpc_latency_ms is not None), default=None)
+        if may_remove and latency_slo(policy) is not None and slowest is not None:
+            bound = policy.latency_slo_ms * policy.scale_in_latency_fraction
+            may_remove = slowest <= bound
+            rule += (f", slowest node {slowest:.1f} ms "
+                     f"{'<=' if may_remove else '>'} {bound:g} ms (latency_slo_ms x "
+                     "scale_in_latency_fraction)")
     else:
         may_remove = health.remove
         rule = "MET's rule: " + health.reason

@@ -60,6 +60,9 @@ class NodeMetrics:
     cpu: float
     io_wait: float
     memory: float  # used less cache and buffers, over total
+    # Mean time a request spends in the data-store server (RPC queue + processing), ms, as the
+    # server reports it (HBase /jmx `TotalCallTime_mean`); None when the source has none.
+    rpc_latency_ms: float | None = None
 
 
 @dataclass(frozen=True)

@@ -137,6 +137,21 @@ class PolicyConfig(BaseModel):
     split_load_fraction: float = Field(
         0.5, gt=0, le=1, description="A partition is hot when its share of its node's CPU alone "
         "is at or above this fraction of one node: moving it only moves the overload.")
+    latency_slo_ms: float | None = Field(
+        None, gt=0, description="The tenants' latency objective, ms. When set, a node's "
+        "overload asks for capacity (or a move) only while the requests it serves take longer "
+        "than this (its rpc_latency_ms, HBase /jmx TotalCallTime_mean): a busy CPU that still "
+        "answers in time is `within_slo` and held; and the cluster shrinks only while every "
+        "node answers within latency_slo_ms x scale_in_latency_fraction. Nodes without a "
+        "latency figure are judged on CPU and io_wait alone. null (default): no latency rule. "
+        "`metctl simulate` uses the scenario's slo_latency_ms when this is null.")
+    latency_gate: bool = Field(
+        True, description="Apply latency_slo_ms (when set) as above. false: decide on CPU and "
+        "io_wait alone, as MET does, whatever the latency.")
+    scale_in_latency_fraction: float = Field(
+        0.5, gt=0, le=1, description="Scale in only while every node's rpc_latency_ms is at "
+        "most this fraction of latency_slo_ms (\"comfortably under\"; assumption: half leaves "
+        "room for the load the removed node's partitions bring).")
     proportional_sizing: bool = Field(
         True, description="Scale out to ceil(sum of node utilisation / target_utilisation) "
         "nodes (utilisation: CPU over cpu_high or io_wait over io_wait_high, the larger), at "

@@ -80,10 +80,12 @@ def _finite(x: float | None) -> bool:
 
 
 class _NodeTrack:
-    __slots__ = ("smoothers", "seen_at", "fresh", "reason", "profile")
+    __slots__ = ("smoothers", "seen_at", "fresh", "reason", "profile", "latency", "latency_at")
 
     def __init__(self, alpha: float):
         self.smoothers = {m: BrownSmoother(alpha) for m in NODE_METRICS}
+        self.latency = BrownSmoother(alpha)  # rpc_latency_ms, smoothed like the rest
+        self.latency_at: float | None = None  # poll time of its latest value
         self.seen_at: float | None = None  # poll time it was last reported (None: not yet)
         self.fresh = False  # its latest poll gave complete, fresh metrics
         self.reason = "no sample yet"
@@ -171,6 +173,13 @@ class Collector:
         for server, profile in profiles.items():
             if server in self._nodes:
                 self._nodes[server].profile = profile
+
+        for s in samples:
+            for server, ms in s.server_latency_ms.items():
+                # optional and never guessed: a non-finite or negative value is not folded in
+                if server in self._nodes and _finite(ms) and ms >= 0:
+                    self._nodes[server].latency.update(float(ms))
+                    self._nodes[server].latency_at = now
 
         seen = 0
         for s in samples:
@@ -317,9 +326,11 @@ class Collector:
             elif not track.fresh:
                 missing.append(f"node {node_id}: {track.reason}")
             elif not too_old:
+                latency = (track.latency.value(s.smoothing_output, 0.0)
+                           if track.latency_at == last else None)  # only a current one
                 metrics = NodeMetrics(**{
                     m: track.smoothers[m].value(s.smoothing_output, 0.0, 1.0)
-                    for m in NODE_METRICS})
+                    for m in NODE_METRICS}, rpc_latency_ms=latency)
             profile = track.profile if track.profile in PROFILES else "default"
             nodes.append(Node(id=node_id, profile=profile, state="active", metrics=metrics))
 

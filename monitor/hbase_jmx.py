@@ -22,6 +22,11 @@ counters are absent (HBase before 2.0) or NaN gets NaN, which the collector trea
   given, else the server's `percentFilesLocal` / 100 for each of its regions (a server-wide
   fallback, the best /jmx offers).
 
+RPC latency: `Hadoop:service=HBase,name=RegionServer,sub=IPC` `TotalCallTime_mean` (ms a call
+spent queued plus processed, HBase's histogram; names checked on HBase 2.6.4, see
+tests/monitor/data/jmx-rs1-ipc.json), reported in `Sample.server_latency_ms`. Optional: a server
+without the bean or with a non-finite value simply has none (the regions still count).
+
 Process CPU (`hbase_process_cpu`): a third query, `java.lang:type=OperatingSystem`
 `ProcessCpuLoad` (the JVM's CPU use over the last interval as a fraction of all the machine's
 cores, 0..1; negative or NaN while unknown = missing), reported as a process-scoped HostSample
@@ -55,6 +60,7 @@ log = logging.getLogger(__name__)
 REGIONS_BEAN = "Hadoop:service=HBase,name=RegionServer,sub=Regions"
 SERVER_BEAN = "Hadoop:service=HBase,name=RegionServer,sub=Server"
 OS_BEAN = "java.lang:type=OperatingSystem"
+IPC_BEAN = "Hadoop:service=HBase,name=RegionServer,sub=IPC"
 _REGION_ATTR = re.compile(
     r"^Namespace_(?P<ns>.+?)_table_(?P<table>.+?)_region_(?P<region>[0-9a-f]+)_metric_(?P<metric>[A-Za-z_]+)$")
 READ_METRICS = ("getCount",)
@@ -147,6 +153,12 @@ def parse_process_cpu(os_bean: dict[str, Any] | None) -> float | None:
     (absent, NaN, or the JVM's -1 for "not available yet")."""
     v = _finite((os_bean or {}).get("ProcessCpuLoad"))
     return None if math.isnan(v) or v < 0 else min(1.0, v)
+
+
+def parse_call_time(ipc_bean: dict[str, Any] | None) -> float | None:
+    """`TotalCallTime_mean` of the IPC bean in ms, or None (absent, NaN, negative)."""
+    v = _finite((ipc_bean or {}).get("TotalCallTime_mean"))
+    return None if math.isnan(v) or v < 0 else v
 
 
 def process_cpu_samples(cpu: dict[str, float | None], reasons: dict[str, str],
@@ -248,7 +260,7 @@ class HBaseJmxSource:
                            f"starts with {head!r})") from err
 
     def poll_server(self, url: str) -> tuple[str, list[PartitionSample]]:
-        server, parts, _cpu = self._poll_server(url)
+        server, parts, _cpu, _latency = self._poll_server(url)
         return server, parts
 
     def _process_cpu(self, url: str) -> tuple[float | None, str]:
@@ -261,9 +273,18 @@ class HBaseJmxSource:
             return None, str(err)
         return cpu, "" if cpu is not None else f"hbase {url}: no usable {OS_BEAN} ProcessCpuLoad"
 
-    def _poll_server(self, url: str) -> tuple[str, list[PartitionSample], tuple[float | None, str]]:
+    def _rpc_latency(self, url: str) -> float | None:
+        """The server's mean call time, or None; never raises (optional metric)."""
+        try:
+            return parse_call_time(_bean(self._get(url, IPC_BEAN), IPC_BEAN, url))
+        except JmxError as err:
+            log.debug("%s", err)
+            return None
+
+    def _poll_server(self, url: str) -> tuple[str, list[PartitionSample], tuple[float | None, str],
+                                              float | None]:
         server, parts = self._poll_regions(url)
-        return server, parts, self._process_cpu(url)
+        return server, parts, self._process_cpu(url), self._rpc_latency(url)
 
     def _poll_regions(self, url: str) -> tuple[str, list[PartitionSample]]:
         server_doc = self._get(url, SERVER_BEAN)
@@ -292,9 +313,10 @@ class HBaseJmxSource:
             futures = [(url, pool.submit(self._poll_server, url)) for url in urls]
         cpu: dict[str, float | None] = {}
         cpu_reasons: dict[str, str] = {}
+        latency: dict[str, float] = {}
         for url, future in futures:
             try:
-                server, parts, (cpu_value, cpu_reason) = future.result()
+                server, parts, (cpu_value, cpu_reason), call_ms = future.result()
             except JmxError as err:
                 log.warning("%s", err)
                 errors.append(str(err))
@@ -308,6 +330,8 @@ class HBaseJmxSource:
             servers.append(server)
             partitions.extend(parts)
             cpu[server], cpu_reasons[server] = cpu_value, cpu_reason
+            if call_ms is not None:
+                latency[server] = call_ms
             no_ops = sum(1 for p in parts if math.isnan(p.reads) or math.isnan(p.scans)
                          or math.isnan(p.writes))
             if no_ops:
@@ -320,7 +344,7 @@ class HBaseJmxSource:
             errors.append("hbase: no /jmx URL configured")
         hosts = process_cpu_samples(cpu, cpu_reasons, self.settings.hbase_process_cpu)
         return Sample(taken_at=taken_at, partitions=tuple(partitions), servers=tuple(servers),
-                      hosts=tuple(hosts), errors=tuple(errors))
+                      hosts=tuple(hosts), errors=tuple(errors), server_latency_ms=latency)
 
     def _with_admin_metrics(self, partitions: list[PartitionSample],
                             errors: list[str]) -> list[PartitionSample]:

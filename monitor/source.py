@@ -48,6 +48,9 @@ class Sample:
     # Data-store servers this source saw alive, including those serving no partition yet (a new
     # RegionServer). Optional: servers named in `partitions` count as seen anyway.
     servers: tuple[str, ...] = ()
+    # Data-store server id -> mean time a request spent in it (RPC queue + processing), ms, as
+    # the server reports it. Optional: a node without one has rpc_latency_ms None.
+    server_latency_ms: dict[str, float] = field(default_factory=dict)
 
 
 @runtime_checkable

@@ -47,6 +47,7 @@ class SimMetricsSource:
         hosts = []
         profiles: dict[str, str] = {}
         servers = []
+        latency: dict[str, float] = {}
         for n in c.nodes:
             if n.vm_state != "running" or n.rs_state in ("absent", "stopped"):
                 continue
@@ -58,6 +59,9 @@ class SimMetricsSource:
             if n.rs_state == "active":
                 servers.append(n.server_id)
                 profiles[n.server_id] = n.profile
+                ms = c.server_latency_ms(n)
+                if ms is not None:
+                    latency[n.server_id] = ms
         parts = []
         for r in np.where(c.reg_server >= 0)[0]:
             node = c.nodes[int(c.reg_server[r])]
@@ -66,7 +70,7 @@ class SimMetricsSource:
                 reads=float(c.reg_reads[r]), writes=float(c.reg_writes[r]), scans=float(c.reg_scans[r]),
                 size_mb=float(c.reg_size[r]), locality=float(c.reg_locality[r])))
         return Sample(taken_at=c.t, hosts=tuple(hosts), partitions=tuple(parts),
-                      server_profiles=profiles, servers=tuple(servers))
+                      server_profiles=profiles, servers=tuple(servers), server_latency_ms=latency)
 
 
 class SimInfrastructure:

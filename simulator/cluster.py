@@ -54,6 +54,8 @@ class SimNode:
     cpu_hist: deque = field(default_factory=lambda: deque(maxlen=15))
     io_hist: deque = field(default_factory=lambda: deque(maxlen=15))
     mem_hist: deque = field(default_factory=lambda: deque(maxlen=15))
+    # mean time a request spends in this RegionServer (queues, service, remote reads), ms
+    lat_hist: deque = field(default_factory=lambda: deque(maxlen=15))
 
     @property
     def server_id(self) -> str:
@@ -140,6 +142,7 @@ class SimCluster:
         self.compactions: dict[int, tuple[int, float]] = {}  # region -> (node, remaining MiB)
         self._q: np.ndarray | None = None
         self._disk_queue = np.zeros(0)
+        self._node_latency_ms = np.zeros(0)  # per node, NaN where no request arrived
         self._q_key: tuple | None = None
         # recorded series (one entry per step)
         self.rec_t: list[float] = []
@@ -228,6 +231,7 @@ class SimCluster:
             launched_at=self.t, running_at=running, join_at=running + (a.rs_join_s if boot else 0.0))
         w = max(1, int(round(self.settings.host_metric_window_s / self.settings.tick_s)))
         node.cpu_hist, node.io_hist, node.mem_hist = deque(maxlen=w), deque(maxlen=w), deque(maxlen=w)
+        node.lat_hist = deque(maxlen=w)
         self.nodes.append(node)
         return node
 
@@ -720,12 +724,31 @@ class SimCluster:
         self._disk_queue = q[:, k:2 * k].sum(axis=0) if k else np.zeros(0)
         resp = Z + R.sum(axis=1)
         lat = np.where(active_wl, resp, 0.0)
+        self._node_latency_ms = self._server_time(x, R, D_cpu, remote_r, weight_r, served, cls, node, k, m)
         util_cpu = np.zeros(k)
         util_disk = np.zeros(k)
         if k:
             util_cpu = (x[:, None] * D_cpu * (1.0 - bg_cpu[None, :k])).sum(axis=0) / 1000.0 / m + bg_cpu[:k]
             util_disk = (x[:, None] * D_disk * (1.0 - bg_disk[None, :k])).sum(axis=0) / 1000.0 + bg_disk[:k]
         return x, lat, np.minimum(util_cpu, 1.0), np.minimum(util_disk, 1.0)
+
+    def _server_time(self, x, R, D_cpu, remote_r, weight_r, served, cls, node, k, m) -> np.ndarray:
+        """Mean time a request spends in each RegionServer (what HBase's /jmx TotalCallTime
+        measures, plus the wait on a remote DataNode): its CPU and disk residence (the queueing
+        part, R, and the multi-core part Seidmann moves into the delay), the remote-read delay
+        and the RPC floor, over the requests that reach the node. NaN where none arrives."""
+        if not k:
+            return np.zeros(0)
+        nw = len(self.workloads)
+        visits = np.zeros((nw, k))
+        np.add.at(visits, (cls[served], node[served]), weight_r[served])
+        remote = np.zeros((nw, k))
+        np.add.at(remote, (cls[served], node[served]), remote_r[served])
+        inside = R[:, :k] + R[:, k:2 * k] + D_cpu[:, :k] * (m - 1) / m + remote
+        arriving = (x[:, None] * visits).sum(axis=0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(arriving > 0, (x[:, None] * inside).sum(axis=0) / arriving
+                            + self.settings.costs.rpc_floor_ms, np.nan)
 
     def _advance(self, x: np.ndarray, dt: float, util_cpu: np.ndarray, util_disk: np.ndarray) -> None:
         c = self.settings.costs
@@ -779,6 +802,9 @@ class SimCluster:
             n.cpu_hist.append(cpu)
             n.io_hist.append(io_wait)
             n.mem_hist.append(mem)
+            if n.rs_state == "active" and i < len(self._node_latency_ms) \
+                    and np.isfinite(self._node_latency_ms[i]):
+                n.lat_hist.append(float(self._node_latency_ms[i]))
             self.last_node_load[n.server_id] = (cpu, io_wait, mem)
 
     # ------------------------------------------------------------------ read API
@@ -823,6 +849,11 @@ class SimCluster:
         return out
 
     # ------------------------------------------------------------------ summaries
+    def server_latency_ms(self, node: SimNode) -> float | None:
+        """Mean time a request spent in this RegionServer over the metrics window, ms (None
+        before any request reached it)."""
+        return float(np.mean(node.lat_hist)) if node.lat_hist else None
+
     def host_metrics(self, node: SimNode) -> tuple[float, float, float] | None:
         if not node.cpu_hist:
             return None

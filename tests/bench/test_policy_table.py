@@ -17,9 +17,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_static_on_the_frontier_scores_one(tmp_path):
     out = tmp_path / "table.json"
     fixed = tmp_path / "fixed.yaml"
-    fixed.write_text("policy: {name: static}\n")  # a variant: the config's policy under its own name
+    fixed.write_text("policy: {name: tiramola}\n")  # a variant: the config's policy under its own name
     r = subprocess.run([sys.executable, "bench/policy_table.py", "--scenarios", "scan-burst",
-                        "--policies", "static,met", "--variant", f"fixed={fixed}", "--seeds", "1",
+                        "--policies", "static,met,tiramola", "--variant", f"fixed={fixed}", "--seeds", "1",
                         "--sizes", "2,4,6", "--jobs", "1",
                         "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=280)
     assert r.returncode == 0, r.stderr[-2000:]
@@ -30,6 +30,7 @@ def test_static_on_the_frontier_scores_one(tmp_path):
     (met,) = table["met"]
     assert 0 < met["frontier_ratio"] < 2 and met["node_minutes"] > 0
     assert "| scan-burst | static |" in r.stdout and "| scan-burst | met |" in r.stdout
-    (variant,) = table["fixed"]  # ran the variant's policy (static), not the default met
-    assert variant["ops"] == static["ops"] and variant["ops"] != met["ops"]
+    (variant,) = table["fixed"]  # ran the variant's policy (tiramola), not the default met
+    (tiramola,) = table["tiramola"]
+    assert variant["ops"] == tiramola["ops"] and variant["ops"] != met["ops"]
     assert "| scan-burst | fixed |" in r.stdout

@@ -160,8 +160,13 @@ def _plan(delta: int):
 def sim_run(tmp_path, **control):
     from controller.harness import build_run
 
-    config = default_config().model_copy(update={"control": ControlSettings(
-        api_address=None, state_path=str(tmp_path / "control.json"), **control)})
+    config = default_config()
+    # MET's CPU rule (latency_gate off): under met-elasticity's 50 ms objective the default met
+    # holds throughout, and these tests need plans to hold, pause and gate
+    config = config.model_copy(update={
+        "policy": config.policy.model_copy(update={"latency_gate": False}),
+        "control": ControlSettings(api_address=None, state_path=str(tmp_path / "control.json"),
+                                   **control)})
     run = build_run(config, "met-elasticity.yaml")
     clock = FakeClock(at("2026-11-23T12:00:00+00:00"))  # a Monday noon
     store = FileControlStore(tmp_path / "control.json")

@@ -57,6 +57,20 @@ def test_the_contract_example_reads_into_the_model():
     assert snap.partitions[1].locality == 1.0  # default: all local
 
 
+def test_rpc_latency_is_optional_and_round_trips(tmp_path):
+    data = good()
+    assert snapshot_from_data(data, "s.yaml").nodes[0].metrics.rpc_latency_ms is None  # old form
+    data["nodes"][0]["metrics"]["rpc_latency_ms"] = 37  # an integer count of ms is a number
+    snap = snapshot_from_data(data, "s.yaml")
+    assert snap.nodes[0].metrics.rpc_latency_ms == 37.0
+    path = tmp_path / "s.json"
+    write_snapshot(snap, path)
+    assert read_snapshot(path) == snap
+    data["nodes"][0]["metrics"]["rpc_latency_ms"] = -1
+    with pytest.raises(BadInput, match=r"nodes\[0\]\.metrics\.rpc_latency_ms"):
+        snapshot_from_data(data, "s.yaml")
+
+
 @pytest.mark.parametrize("path", sorted(EXAMPLES.rglob("*.yaml")) + sorted(EXAMPLES.rglob("*.json")),
                          ids=lambda p: str(p.relative_to(EXAMPLES)))
 def test_shipped_examples_are_valid_snapshots(path):

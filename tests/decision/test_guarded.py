@@ -193,3 +193,34 @@ def test_steady_load_converges():
         if k >= 2:
             moves_late += plan.summary.moves + plan.summary.launches + plan.summary.terminations
     assert moves_late == 0
+
+
+def with_latency(snap, ms):
+    """The snapshot with every node's rpc_latency_ms set (a list: one per node)."""
+    nodes = tuple(Node(n.id, n.profile, n.state, NodeMetrics(
+        n.metrics.cpu, n.metrics.io_wait, n.metrics.memory, rpc_latency_ms=m))
+        for n, m in zip(snap.nodes, ms))
+    return snap.__class__(snap.taken_at, nodes, snap.partitions, snap.missing)
+
+
+SLO = PolicyConfig(latency_slo_ms=50)
+
+
+def test_busy_nodes_that_answer_in_time_are_held_within_slo():
+    snap = with_latency(even([0.9] * 4), [12.0] * 4)
+    plan = decide(snap, SLO, DONE)
+    assert plan.is_empty and plan.reason.startswith("hold (within_slo)")
+    assert "12.0 ms <= latency_slo_ms 50" in plan.reason
+    # Over the objective, the same CPU asks for capacity again.
+    slow = decide(with_latency(even([0.9] * 4), [80.0] * 4), SLO, DONE)
+    assert slow.sizing.delta == 1 and slow.reason.startswith("scale out")
+    # The gate off, or no latency figure: CPU alone decides, as MET does.
+    assert decide(snap, PolicyConfig(latency_slo_ms=50, latency_gate=False), DONE).sizing.delta == 1
+    assert decide(even([0.9] * 4), SLO, DONE).sizing.delta == 1
+
+
+def test_scale_in_waits_until_latency_is_comfortably_under_the_slo():
+    snap = even([0.3, 0.3, 0.3, 0.3, 0.05])  # headroom to lose a node (see above)
+    assert decide(with_latency(snap, [20.0] * 5), SLO, DONE).summary.terminations == 1
+    held = decide(with_latency(snap, [20.0, 20.0, 30.0, 20.0, 1.0]), SLO, DONE)
+    assert held.is_empty and "slowest node 30.0 ms > 25 ms" in held.reason

@@ -20,13 +20,15 @@ def test_the_monitor_sees_each_tenants_real_per_region_rates(hbase_cluster, hbas
     spread_regions(hbase_driver)  # an empty RegionServer has no per-region bean to read
     urls = tuple(p.info_url for p in hbase_cluster.region_servers() if hbase_cluster.running(p.name))
     settings = MonitorSettings(hbase_jmx_urls=urls, min_fresh_fraction=0.0)
-    collector = Collector([HBaseJmxSource(settings, admin=hbase_driver)], settings)
+    source = HBaseJmxSource(settings, admin=hbase_driver)
+    collector = Collector([source], settings)
     collector.poll(time.time())
     started = {w: ycsb.start(hbase_cluster, w, "run", records=YCSB_RECORDS,
                              threads=1, seconds=14) for w in ("B", "C", "E")}
     for _ in range(4):
         time.sleep(3)
         collector.poll(time.time())
+    latency = source.sample().server_latency_ms  # read while the tenants still run
     results = {w: ycsb.finish(p, t0, w, "run") for w, (p, t0) in started.items()}
     assert all(r.ops > 0 for r in results.values()), ycsb.report(results)
     snap = collector.snapshot(time.time())
@@ -50,7 +52,10 @@ def test_the_monitor_sees_each_tenants_real_per_region_rates(hbase_cluster, hbas
     assert hottest.id in first
     # size and locality came from the admin API (local filesystem: everything is local)
     assert all(0.0 <= p.locality <= 1.0 and p.size_mb >= 0 for p in snap.partitions)
-    print("reads/s on ycsb_c regions:", sorted(round(p.reads, 1) for p in c))
+    # every RegionServer reports its mean call time (sub=IPC TotalCallTime_mean, ms)
+    assert set(latency) == {s.id for s in hbase_driver.servers()}, latency
+    assert all(0.0 <= ms < 10_000 for ms in latency.values()), latency
+    print("reads/s on ycsb_c regions:", sorted(round(p.reads, 1) for p in c), "call ms:", latency)
 
 
 def test_each_regionserver_reports_its_own_jvm_cpu_memory_and_io_wait(hbase_cluster, hbase_driver):

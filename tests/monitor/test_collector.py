@@ -352,3 +352,27 @@ def test_implausible_rate_is_not_used(caplog):
     c.poll(2)
     assert c.snapshot(2).partitions[0].reads == pytest.approx(100 / (10.0 - 1e-9))
 
+
+
+def test_server_latency_is_smoothed_onto_the_node_and_optional():
+    """A data-store server's call time becomes its node's rpc_latency_ms (smoothed like CPU);
+    a server with none, or with a non-finite or negative figure, has None, never a guess."""
+    lat = {"rs1,16020": 10.0, "rs2,16020": math.nan}
+    src = Scripted(
+        Sample(taken_at=0.0, hosts=(host("rs1"), host("rs2"), host("rs3")),
+               servers=("rs1,16020", "rs2,16020", "rs3,16020"), server_latency_ms=lat),
+        Sample(taken_at=30.0, hosts=(host("rs1"), host("rs2"), host("rs3")),
+               servers=("rs1,16020", "rs2,16020", "rs3,16020"),
+               server_latency_ms={"rs1,16020": 30.0, "rs2,16020": -1.0}),
+        Sample(taken_at=60.0, hosts=(host("rs1"), host("rs2"), host("rs3")),
+               servers=("rs1,16020", "rs2,16020", "rs3,16020")),
+    )
+    c = Collector([src], S)
+    c.poll(0.0)
+    c.poll(30.0)
+    by_id = {n.id: n.metrics for n in c.snapshot(30.0).nodes}
+    assert 10.0 < by_id["rs1,16020"].rpc_latency_ms <= 30.0
+    assert by_id["rs2,16020"].rpc_latency_ms is None and by_id["rs2,16020"].cpu == 0.5
+    assert by_id["rs3,16020"].rpc_latency_ms is None
+    c.poll(60.0)  # the source stopped reporting it: not carried over from an older poll
+    assert {n.id: n.metrics.rpc_latency_ms for n in c.snapshot(60.0).nodes}["rs1,16020"] is None

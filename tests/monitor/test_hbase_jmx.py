@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from monitor.collector import Collector
-from monitor.hbase_jmx import (OS_BEAN, REGIONS_BEAN, SERVER_BEAN, HBaseJmxSource, RegionAdminMetrics,
+from monitor.hbase_jmx import (IPC_BEAN, OS_BEAN, REGIONS_BEAN, SERVER_BEAN, HBaseJmxSource, RegionAdminMetrics,
                                RegionMetricsProvider, parse_regions, server_id_from)
 from monitor.settings import MonitorSettings
 from monitor.source import HostSample, Sample
@@ -17,6 +17,9 @@ from monitor.source import HostSample, Sample
 DATA = Path(__file__).parent / "data"
 REC = {rs: (json.loads((DATA / f"jmx-{rs}-regions.json").read_text()),
             json.loads((DATA / f"jmx-{rs}-server.json").read_text())) for rs in ("rs1", "rs2")}
+
+
+IPC = json.loads((DATA / "jmx-rs1-ipc.json").read_text())["beans"][0]
 
 
 def regions_bean(rs):
@@ -427,3 +430,28 @@ def test_process_cpu_load_is_parsed_once_for_both_sources(bean, cpu, monkeypatch
     monkeypatch.setattr(jvm_cpu, "_bean", lambda session, url, name, timeout_s: beans[name])
     got = jvm_cpu.JvmSystemSource(["http://h:16030"], clock=lambda: 0.0)._one("http://h:16030")
     assert (got.host, got.cpu, got.memory) == ("h,16020", cpu, 0.25)
+
+
+@pytest.mark.parametrize("mean, expected", [(37, 37.0), (0, 0.0), (math.nan, None), (-1, None), (None, None)])
+def test_call_time_of_the_ipc_bean_is_the_servers_latency(jmx_server, mean, expected):
+    """TotalCallTime_mean of the recorded HBase 2.6.4 IPC bean (ms queued + processed) is the
+    server's rpc latency; absent, NaN or negative leaves the server without one, and the
+    regions still count (the metric is optional, not an error)."""
+    a = serve(jmx_server, "rs1")
+    ipc = copy.deepcopy(IPC)
+    assert ipc["name"] == IPC_BEAN and "TotalCallTime_mean" in ipc
+    if mean is None:
+        del ipc["TotalCallTime_mean"]
+    else:
+        ipc["TotalCallTime_mean"] = mean
+    a.answers[IPC_BEAN] = ipc
+    sample = HBaseJmxSource(settings(a.url)).sample()
+    server = ",".join(server_bean("rs1")["tag.serverName"].split(",")[:2])
+    assert sample.errors == () and sample.partitions
+    assert sample.server_latency_ms.get(server) == expected
+
+
+def test_no_ipc_bean_means_no_latency_and_no_error(jmx_server):
+    a = serve(jmx_server, "rs1")
+    sample = HBaseJmxSource(settings(a.url)).sample()
+    assert sample.errors == () and sample.server_latency_ms == {} and sample.partitions

@@ -217,3 +217,23 @@ def test_a_scripted_launch_leaves_the_balancer_switch_alone(sim_cluster, small_s
     cl.balancer_on = False
     cl.run_until(20)
     assert len(cl.nodes) == 4 and cl.balancer_on is False
+
+
+def test_server_latency_grows_with_queueing_and_stays_under_what_clients_see(sim_cluster):
+    """Each RegionServer reports the mean time a request spends in it (what HBase's /jmx
+    TotalCallTime_mean measures): near the RPC floor when idle, far above it when its CPU
+    queue fills, never more than the clients' own response time, None with no requests."""
+    light = sim_cluster(workloads=[{"name": "C", "ycsb": "C", "threads": 1, "target_ops": 50}])
+    light.run_until(60)
+    floor = light.settings.costs.rpc_floor_ms
+    idle = [light.server_latency_ms(n) for n in light.nodes]
+    assert all(ms is not None and floor <= ms < floor + 1.0 for ms in idle), idle
+    # one client machine caps a workload (simulator.costs.client_*): six of them, 100 threads each
+    busy = sim_cluster(workloads=[{"name": f"C{i}", "ycsb": "C", "threads": 100, "records": 200_000,
+                                   "regions": 3, "client_host": f"client-{i}"} for i in range(6)])
+    busy.run_until(60)
+    loaded = [busy.server_latency_ms(n) for n in busy.nodes]
+    assert min(loaded) > 5 * max(idle), (loaded, idle)
+    assert max(loaded) <= busy.latency_ms(), (loaded, busy.latency_ms())
+    new = busy.launch("default", {"metctl:managed": "true", "metctl:cluster": "demo"})
+    assert busy.server_latency_ms(new) is None  # no request has reached it
