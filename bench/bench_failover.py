@@ -12,7 +12,6 @@ checked and counted. Prints a table; exit 1 if any invariant failed.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import signal
 import statistics
 import sys
@@ -22,19 +21,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from common.loading import load_file  # noqa: E402
 from common.waiting import poll  # noqa: E402
 
 
 def load_local_zookeeper(file: str):
     """deploy/local-zookeeper/<file> as a module (its folder name has a dash); the tests load
     the same files (tests/fixtures/zookeeper.py, tests/fixtures/controllers.py)."""
-    name = "metctl_local_zookeeper_" + file.removesuffix(".py")
-    spec = importlib.util.spec_from_file_location(name, ROOT / "deploy" / "local-zookeeper" / file)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod  # before exec: dataclasses look their module up there
-    spec.loader.exec_module(mod)
-    return mod
+    return load_file("metctl_local_zookeeper_" + file.removesuffix(".py"),
+                     ROOT / "deploy" / "local-zookeeper" / file)
 
 
 _zk = load_local_zookeeper("zookeeper.py")

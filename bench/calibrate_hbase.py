@@ -25,7 +25,6 @@ Figures go to out/calibrate-hbase/report.json.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import sys
@@ -36,19 +35,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def _load(name: str, path: Path):
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+from common.loading import load_file  # noqa: E402
 
-
-CLUSTER = _load("metctl_local_hbase_cluster", ROOT / "deploy" / "local-hbase" / "cluster.py")
-YCSB = _load("metctl_local_hbase_ycsb", ROOT / "deploy" / "local-hbase" / "ycsb.py")
+CLUSTER = load_file("metctl_local_hbase_cluster", ROOT / "deploy" / "local-hbase" / "cluster.py")
+YCSB = load_file("metctl_local_hbase_ycsb", ROOT / "deploy" / "local-hbase" / "ycsb.py")
 TICK = os.sysconf("SC_CLK_TCK")
 # What each workload measures: the operation type YCSB reports and the setting it checks.
 OPERATIONS = {"C": ("READ", "get_cpu_ms"), "B": ("UPDATE", "put_cpu_ms"), "E": ("SCAN", "scan_row_cpu_ms")}

@@ -3,27 +3,18 @@ workload's operations are counted in the window and the RegionServers' and clien
 divided over them, giving figures of the order the simulator's settings use."""
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
+from common.loading import load_file
 from tests.fixtures.hbase import YCSB_RECORDS
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def load_bench():
-    name = "metctl_bench_calibrate_hbase"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / "calibrate_hbase.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_file("metctl_bench_calibrate_hbase", ROOT / "bench" / "calibrate_hbase.py")
 
 
 @pytest.mark.integration
