@@ -17,6 +17,7 @@ from monitor.cassandra_views import CassandraViewsSource
 from monitor.collector import Collector
 from monitor.settings import MonitorSettings
 from tests.fixtures.cassandra import KEYSPACE, quorum_load
+from tests.fixtures.poll import poll
 
 pytestmark = pytest.mark.integration
 
@@ -27,14 +28,7 @@ RF = 2
 # A bootstrap streams and compacts on 2 shared cores: ~1-2 min alone, past 4 min once when
 # the machine also ran an HBase cluster. The bound is a hang detector, not a speed target.
 def wait_for(what: str, check: Callable[[], Any], timeout_s: float = 480, every_s: float = 1.0) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        got = check()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(every_s)
+    return poll(check, timeout_s, what, every_s)
 
 
 def states(driver: CassandraDriver) -> dict[str, str]:
