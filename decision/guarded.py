@@ -87,6 +87,7 @@ def diagnose(snapshot: ClusterSnapshot, arrays: SnapshotArrays, health: Health,
     on = arrays.node_of >= 0
     np.maximum.at(top, arrays.node_of[on], arrays.load[on])
     verdict = {v.node: v.verdict for v in health.nodes}
+    slo = latency_slo(policy)
     out = []
     for i, node in enumerate(arrays.active):
         m = node.metrics
@@ -100,11 +101,10 @@ def diagnose(snapshot: ClusterSnapshot, arrays: SnapshotArrays, health: Health,
                 f"{kind} overload within warmup_s {policy.warmup_s:.0f} s of the last plan: "
                 "cold caches, not capacity")))
             continue
-        if latency_slo(policy) is not None and m.rpc_latency_ms is not None \
-                and m.rpc_latency_ms <= policy.latency_slo_ms:
+        if slo is not None and m.rpc_latency_ms is not None and m.rpc_latency_ms <= slo:
             out.append(Diagnosis(node.id, "within_slo", (
                 f"{kind} overload, but its requests take {m.rpc_latency_ms:.1f} ms <= "
-                f"latency_slo_ms {policy.latency_slo_ms:g}: served in time, nothing to buy")))
+                f"latency_slo_ms {slo:g}: served in time, nothing to buy")))
             continue
         share = top[i] / node_load[i] if node_load[i] > 0 else 0.0
         # The hottest partition's own part of the node's utilisation, and the rest's.
@@ -270,8 +270,9 @@ def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Deci
                 f"< {policy.cpu_high * policy.scale_in_headroom:.2f}")
         slowest = max((n.metrics.rpc_latency_ms for n in active if n.metrics is not None
                        and n.metrics.rpc_latency_ms is not None), default=None)
-        if may_remove and latency_slo(policy) is not None and slowest is not None:
-            bound = policy.latency_slo_ms * policy.scale_in_latency_fraction
+        slo = latency_slo(policy)
+        if may_remove and slo is not None and slowest is not None:
+            bound = slo * policy.scale_in_latency_fraction
             may_remove = slowest <= bound
             rule += (f", slowest node {slowest:.1f} ms "
                      f"{'<=' if may_remove else '>'} {bound:g} ms (latency_slo_ms x "
