@@ -80,6 +80,10 @@ class PartitionLocation:
     id: str
     table: str
     server: str | None  # None while the partition is in transition / offline
+    # Its data, MiB, when the store copies data on a move and reports it (the simulator's
+    # transfers); a move then gets time for the copy. None for HBase: a region move copies
+    # nothing (its files stay in HDFS).
+    size_mb: float | None = None
 
 
 @runtime_checkable

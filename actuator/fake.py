@@ -38,6 +38,8 @@ class FakeDelays:
     compaction_s: float = 60.0
     decommission_s: float = 5.0
     terminate_s: float = 5.0  # stopping -> terminated
+    # A store that copies data on a move reports each partition's size (MiB); None: like HBase.
+    copy_mb: float | None = None
 
 
 class FakeCluster:
@@ -241,7 +243,8 @@ class FakeDataStore:
 
     def partitions(self) -> list[PartitionLocation]:
         self.w.sync()
-        return [PartitionLocation(id=pid, table=p["table"], server=p["server"] if p["moving_to"] is None else None)
+        return [PartitionLocation(id=pid, table=p["table"], server=p["server"] if p["moving_to"] is None else None,
+                                  size_mb=self.w.delays.copy_mb)
                 for pid, p in self.w.s["partitions"].items()]
 
     def move_partition(self, partition_id: str, target_server: str) -> None:

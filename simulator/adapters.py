@@ -113,11 +113,13 @@ class SimDataStore:
 
     def partitions(self) -> list[PartitionLocation]:
         c = self.cluster
+        copied = c.transfer_mode != "none"  # moves stream the region's data (transfer modes)
         out = []
         for r, rid in enumerate(c.region_ids):
             k = int(c.reg_assigned[r])
             out.append(PartitionLocation(id=rid, table=c.region_tables[r],
-                                         server=c.nodes[k].server_id if k >= 0 else None))
+                                         server=c.nodes[k].server_id if k >= 0 else None,
+                                         size_mb=float(c.reg_size[r]) if copied else None))
         return out
 
     def _region(self, partition_id: str) -> int:

@@ -59,7 +59,7 @@ def advance(ctx: Context, moves: list[Step], now: float) -> None:
             ctx.set_step(m, now, called=1)  # already in transition: our call went out before a restart
         elif not m.called:
             _issue_move(ctx, m, dest, now)
-        elif age(m, now) > (limit := timeout_s(s, "move", m.state)):
+        elif age(m, now) > (limit := move_limit_s(s, m, loc.size_mb)):
             ctx.requeue_or_stop(m, now, f"{m.partition} not on {dest} after {limit:g} s "
                                           f"(on {loc.server})")
     in_flight = [m for m in ctx.of("move", plan_only=False) if m.state == "running"]
@@ -97,6 +97,16 @@ def advance(ctx: Context, moves: list[Step], now: float) -> None:
             in_flight.append(m)
             if dest in new_servers and s.incremental_transfer:
                 sending[dest] = src
+
+
+def move_limit_s(settings, m: Step, size_mb: float | None) -> float:
+    """How long a running move may take: the table's move timeout, plus, when the store copies
+    data and says how much, the time its data needs at move_mb_s behind as many copies as may
+    run at once (a node receives them one after another)."""
+    limit = timeout_s(settings, "move", m.state) or 0.0
+    if not size_mb:
+        return limit
+    return limit + size_mb * settings.max_concurrent_moves / settings.move_mb_s
 
 
 def _issue_move(ctx: Context, m: Step, dest: str, now: float) -> None:

@@ -109,6 +109,21 @@ def test_parallel_transfer_when_incremental_is_off():
     assert sources == {RS1, RS2}
 
 
+@pytest.mark.parametrize("copy_mb, reissued", [(None, True), (3600.0, False)])
+def test_a_move_that_copies_data_gets_time_for_its_size(copy_mb, reissued):
+    # Each move takes 200 s: longer than move_timeout_s 120 s. HBase copies nothing, so such a
+    # move is stuck and re-issued; a store that copies 3.6 GB at 26 MiB/s needs the time.
+    world = FakeCluster(delays=FakeDelays(move_s=200.0, copy_mb=copy_mb))
+    plan = fill_new_node(world)
+    ex = executor(world, move_timeout_s=120, move_mb_s=26)
+    ex.submit(plan, "p1")
+    assert run_to_end(ex, world).state == "done"
+    late = [e["message"] for e in ex.journal.events("p1") if "after 120 s" in e["message"]
+            or "after 397" in e["message"]]
+    assert bool(late) == reissued
+    assert actual_layout(world) == resolved_layout(ex, plan)
+
+
 def test_launch_that_never_becomes_ready_is_retried_then_abandoned_cleanly():
     world = FakeCluster()
     plan = scenario(world)
