@@ -305,6 +305,8 @@ class ControlLoop:
         self.next_sample_at = now
         plan, plan_id = self._plan_in_flight, self._plan_id
         self._plan_in_flight = self._plan_id = None
+        # The policy times its warm-up and its check of what a scale-out bought from here.
+        self._commit_memory(self.memory.with_plan_ended(now))
         if state != "done":
             self.counters.plans_failed += 1
             log.warning("plan %s ended %s: %s", plan_id, state, getattr(status, "reason", ""))

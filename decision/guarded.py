@@ -9,7 +9,8 @@
     scale in      one node when none is overloaded, one is underloaded and the rest keep
                   headroom; only that node's partitions move
     place         scale-out and rebalance move partitions off overloaded nodes only (largest
-                  first, never idle ones); no restarts, no compactions
+                  first, never idle ones), each only when the overload it relieves over
+                  move_payback_s beats its warm-up and offline cost; no restarts, no compactions
     safety        never shrink above max_nodes nor while overloaded; at most one node a decision
 
 Every switch lives in PolicyConfig; each hold or action carries its reason. Pure: state between
@@ -42,6 +43,13 @@ class Diagnosis:
     node: str
     bottleneck: str  # cpu | io_wait | hot_partition | transient | within_slo | none
     reason: str
+
+
+def _settled_since(memory: DecisionMemory, acted_at: float) -> float:
+    """When a plan decided at `acted_at` took effect: the end of that plan when the control
+    loop recorded it (a scale-out's plan can outlast several warm-up windows), else acted_at."""
+    ended = memory.plan_ended_at()
+    return max(acted_at, ended) if ended is not None else acted_at
 
 
 def _memo(memory: DecisionMemory) -> dict[str, float]:
@@ -79,7 +87,7 @@ def diagnose(snapshot: ClusterSnapshot, arrays: SnapshotArrays, health: Health,
     now = snapshot.taken_at.timestamp()
     memo = _memo(memory)
     warming = (policy.diagnose and LAST_ACTION_AT in memo
-               and now - memo[LAST_ACTION_AT] < policy.warmup_s)
+               and now - _settled_since(memory, memo[LAST_ACTION_AT]) < policy.warmup_s)
     node_load = np.bincount(arrays.node_of[arrays.node_of >= 0],
                             weights=arrays.load[arrays.node_of >= 0],
                             minlength=len(arrays.active))
@@ -173,7 +181,8 @@ def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Deci
     step = max(1, memory.step)
 
     # Verify the last scale-out once its warm-up is over.
-    if policy.verify_after_acting and OUT_AT in memo and now - memo[OUT_AT] >= policy.warmup_s:
+    if policy.verify_after_acting and OUT_AT in memo \
+            and now - _settled_since(memory, memo[OUT_AT]) >= policy.warmup_s:
         before = memo.pop(OUT_BEFORE, served)
         memo.pop(OUT_AT)
         if served < before * (1 + policy.verify_gain):
@@ -313,16 +322,34 @@ def _costs(arrays: SnapshotArrays, policy: PolicyConfig) -> tuple[np.ndarray, np
     return util, cost
 
 
+def _overload(u: float) -> float:
+    """Utilisation above the overload mark (1.0: at cpu_high or io_wait_high)."""
+    return max(0.0, u - 1.0)
+
+
+def move_pays(policy: PolicyConfig, w: float, size_mb: float, source: float,
+              dest: float) -> tuple[bool, float, float]:
+    """Whether moving a partition with utilisation share `w` and `size_mb` of data from a node at
+    `source` to one at `dest` pays: (pays, relief, cost), relief the overload it takes away
+    (source's, less what it adds on the destination) times move_payback_s, cost its share
+    served cold while its data comes back plus its offline time, both in node-seconds."""
+    relief = (_overload(source) + _overload(dest)
+              - _overload(source - w) - _overload(dest + w)) * policy.move_payback_s
+    cost = w * (size_mb / policy.move_mb_s + policy.move_offline_s)
+    return relief > 0 and relief > cost, relief, cost
+
+
 def _greedy_moves(arrays: SnapshotArrays, loads: np.ndarray, sources: list[int],
-                  dest: list[int], target_load: float, cap: float,
-                  cost: np.ndarray | None = None) -> tuple[list[tuple[int, int]], np.ndarray]:
+                  dest: list[int], target_load: float, cap: float, policy: PolicyConfig,
+                  cost: np.ndarray | None = None) -> tuple[list[tuple[int, int, str]], np.ndarray]:
     """Move partitions off `sources` (heaviest node first; per node, its largest partitions
     that fit first; idle partitions never) onto the least loaded of `dest`, while the source
-    stays above `target_load` and the destination stays at or under `cap`. Returns (partition,
-    destination index) pairs and the loads after."""
+    stays above `target_load` and the destination stays at or under `cap`, each move only when
+    it pays (move_pays, with move_gain_vs_cost). Returns (partition, destination index, why)
+    and the loads after."""
     loads = loads.copy()
     cost = arrays.load if cost is None else cost
-    moves: list[tuple[int, int]] = []
+    moves: list[tuple[int, int, str]] = []
     busy = np.flatnonzero((arrays.load > 0) & (cost > 0))
     heap = [(float(loads[i]), i) for i in dest]
     heapq.heapify(heap)
@@ -336,10 +363,20 @@ def _greedy_moves(arrays: SnapshotArrays, loads: np.ndarray, sources: list[int],
                 _, i = heapq.heappop(heap)
                 heapq.heappush(heap, (float(loads[i]), i))
             d = heap[0][1]
-            # A move pays only when it lowers the hotter of the two nodes.
+            # A move pays only when it lowers the hotter of the two nodes...
             if loads[d] + w > cap or loads[d] + w >= loads[s]:
                 continue
-            moves.append((p, d))
+            why = ""
+            if policy.move_gain_vs_cost:
+                # ...and, weighed, when the overload it takes off outlasts its warm-up.
+                pays, relief, spent = move_pays(policy, w, float(arrays.size_mb[p]),
+                                                float(loads[s]), float(loads[d]))
+                if not pays:
+                    continue
+                why = (f"; relieves {relief:.0f} node-s of overload over move_payback_s "
+                       f"{policy.move_payback_s:g} > {spent:.0f} node-s of warm-up and offline "
+                       f"time ({arrays.size_mb[p]:.0f} MiB)")
+            moves.append((p, d, why))
             loads[s] -= w
             loads[d] += w
             heapq.heapreplace(heap, (float(loads[d]), d))
@@ -349,7 +386,7 @@ def _greedy_moves(arrays: SnapshotArrays, loads: np.ndarray, sources: list[int],
 def _plan(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyConfig,
           health: Health, sizing: Sizing,
           memory: DecisionMemory, node_ids: list[str], profiles: list[str],
-          moves: list[tuple[int, int]], cause: str, reason_word: str,
+          moves: list[tuple[int, int, str]], cause: str, reason_word: str,
           launches: list[Action], removed: str | None) -> Plan:
     actions = list(launches)
     limit = policy.move_limit(len(arrays.ids))
@@ -359,9 +396,9 @@ def _plan(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyConfi
         moves = moves[:limit]
         removed = None  # a node that keeps partitions is not removed
     final = arrays.node_of.copy()
-    for p, d in moves:
+    for p, d, why in moves:
         actions.append(Action(op="move", partition=arrays.ids[p], source=arrays.current[p],
-                              target=node_ids[d], cause=cause, reason=reason_word))
+                              target=node_ids[d], cause=cause, reason=reason_word + why))
         final[p] = d
     terminations = 0
     if removed is not None:
@@ -414,13 +451,13 @@ def _scale_out(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: Policy
         ([int(np.argmax(util[:current]))] if current else [])
     moves, _ = _greedy_moves(arrays, util, sources, list(range(current + k)),
                              target_load=mean, cap=max(mean, policy.target_utilisation),
-                             cost=cost)
+                             policy=policy, cost=cost)
     # A new node that would receive nothing is not launched: it would cost without serving.
-    used = sorted({d for _, d in moves if d >= current})
+    used = sorted({d for _, d, _ in moves if d >= current})
     if not used:
         return None
     renumber = {d: current + j for j, d in enumerate(used)}
-    moves = [(p, renumber.get(d, d)) for p, d in moves]
+    moves = [(p, renumber.get(d, d), why) for p, d, why in moves]
     k = len(used)
     ids = ids[:current + k]
     profiles = profiles[:current + k]
@@ -447,7 +484,7 @@ def _rebalance(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: Policy
     # Room: a destination stays under the overload mark's target_utilisation.
     moves, _ = _greedy_moves(arrays, util, sources, list(range(len(arrays.active))),
                              target_load=mean, cap=max(mean, policy.target_utilisation),
-                             cost=cost)
+                             policy=policy, cost=cost)
     if not moves:
         return None
     now = snapshot.taken_at.timestamp()
@@ -478,7 +515,7 @@ def _scale_in(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyC
     heapq.heapify(heap)
     for p in mine.tolist():
         _, d = heapq.heappop(heap)
-        moves.append((p, d))
+        moves.append((p, d, ""))
         after[d] += cost[p]
         heapq.heappush(heap, (float(after[d]), d))
     ids = [n.id for n in arrays.active]

@@ -4,7 +4,7 @@ so field names here are the names in the JSON and YAML users see — a shipped n
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from datetime import datetime
 from typing import Any, Literal
 
@@ -108,8 +108,26 @@ class DecisionMemory:
 
     step: int = 1  # MET Algorithm 1: how many nodes the next scale-out adds
     first_decision_done: bool = False  # the first decision reaching Stage B reconfigures only
-    # Policy-private history (e.g. tiramola's cpu samples for its running average), JSON-safe.
+    # Policy-private history (e.g. tiramola's cpu samples for its running average), JSON-safe;
+    # plus PLAN_ENDED_AT, which the control loop writes.
     history: tuple[tuple[str, float], ...] = ()
+
+    def plan_ended_at(self) -> float | None:
+        """When the last plan ended (the snapshots' clock), if a control loop said so."""
+        for key, value in self.history:
+            if key == PLAN_ENDED_AT:
+                return value
+        return None
+
+    def with_plan_ended(self, at: float) -> DecisionMemory:
+        """This memory, told that a plan ended at `at`: a plan can run for many decision
+        windows (a scale-out waits for boots and data), and its effects start only then."""
+        kept = tuple(h for h in self.history if h[0] != PLAN_ENDED_AT)
+        return DecisionMemory(self.step, self.first_decision_done, kept + ((PLAN_ENDED_AT, at),))
+
+
+# The DecisionMemory.history key the control loop owns: epoch seconds the last plan ended.
+PLAN_ENDED_AT = "loop.plan_ended_at"
 
 
 @dataclass(frozen=True)

@@ -133,7 +133,9 @@ class PolicyConfig(BaseModel):
         "neither triggers a scale-out, since adding nodes helps neither.")
     warmup_s: float = Field(
         300.0, ge=0, description="Seconds after a plan's actions during which load changes are "
-        "treated as warm-up (cold caches, moved regions), by the snapshots' taken_at.")
+        "treated as warm-up (cold caches, moved regions), by the snapshots' taken_at; counted "
+        "from the end of the plan when the control loop recorded it (the daemon and "
+        "`metctl simulate` do), else from the decision.")
     split_load_fraction: float = Field(
         0.5, gt=0, le=1, description="A partition is hot when its share of its node's CPU alone "
         "is at or above this fraction of one node: moving it only moves the overload.")
@@ -186,6 +188,24 @@ class PolicyConfig(BaseModel):
         "stay) onto the new or least loaded nodes, a scale-in only the removed node's "
         "partitions; no restarts and no compactions for balance. false: MET's full "
         "re-placement (LPT, profiles, compactions) at every plan.")
+    move_gain_vs_cost: bool = Field(
+        True, description="With move_only_what_pays: a move happens only when the overload it "
+        "takes off (utilisation above the overload mark, on the source, less any it creates on "
+        "the destination) kept for `move_payback_s` beats its cost: the partition's share of "
+        "its node served cold while its data is read back (size_mb / move_mb_s) plus its "
+        "offline time (move_offline_s). Moves between two overloaded nodes relieve nothing and "
+        "never happen. false: any move that lowers the hotter of the two nodes.")
+    move_payback_s: float = Field(
+        600.0, gt=0, description="Seconds over which a move's relief must pay for it: how long "
+        "the load a decision sees is assumed to last (assumption: two warm-up windows; the "
+        "policy decides again after warmup_s).")
+    move_mb_s: float = Field(
+        26.0, gt=0, description="MiB/s at which a moved partition's data is read back on its "
+        "new node (cache warm-up from HDFS) or streamed to it (stores that copy data): one "
+        "sender's streaming rate in the incremental-elasticity paper (210 Mbit/s).")
+    move_offline_s: float = Field(
+        1.1, ge=0, description="Seconds a partition is unavailable while it moves (measured "
+        "on the local HBase 2.6.4: ~1.1 s per region move).")
 
     # --- tiramola ------------------------------------------------------------------------
     tiramola_cpu_high: float = Field(

@@ -150,6 +150,18 @@ def test_clears_history_after_every_actuation_and_waits_n_samples_again():
     assert [d[0] for d in seen.decisions][1] == done_at + 30 * 5
 
 
+def test_the_policy_is_told_when_its_plan_ended(tmp_path):
+    # A plan can outlast several decision windows: the warm-up after it counts from its end,
+    # which only the loop knows; it is in the memory the next decision reads, and persisted.
+    path = str(tmp_path / "memory.json")
+    loop, col, ex, seen = make(lambda: plan(3, 4), executor=FakeExecutor(ticks_per_plan=4),
+                               memory=MemoryStore(path))
+    loop.run(until=150 + 4 * 5 + 1)
+    done_at = [t for t, e in seen.actions if e == "done"][0]
+    assert loop.memory.plan_ended_at() == done_at and loop.memory.step == 2
+    assert MemoryStore(path).load().plan_ended_at() == done_at
+
+
 def test_cooldown_after_scale_out_holds_size_changes():
     plans = iter([plan(3, 4), plan(4, 5), plan(4, 5), plan(4, 5)])
     loop, col, ex, seen = make(lambda: next(plans),
