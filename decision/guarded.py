@@ -322,19 +322,14 @@ def _costs(arrays: SnapshotArrays, policy: PolicyConfig) -> tuple[np.ndarray, np
     return util, cost
 
 
-def _overload(u: float) -> float:
-    """Utilisation above the overload mark (1.0: at cpu_high or io_wait_high)."""
-    return max(0.0, u - 1.0)
-
-
 def move_pays(policy: PolicyConfig, w: float, size_mb: float, source: float,
               dest: float) -> tuple[bool, float, float]:
     """Whether moving a partition with utilisation share `w` and `size_mb` of data from a node at
-    `source` to one at `dest` pays: (pays, relief, cost), relief the overload it takes away
-    (source's, less what it adds on the destination) times move_payback_s, cost its share
-    served cold while its data comes back plus its offline time, both in node-seconds."""
-    relief = (_overload(source) + _overload(dest)
-              - _overload(source - w) - _overload(dest + w)) * policy.move_payback_s
+    `source` to one at `dest` pays: (pays, relief, cost), relief the load it takes off the
+    hotter of the two (what the hot node sheds, less what the destination rises above it)
+    times move_payback_s, cost its share served cold while its data comes back plus its
+    offline time, both in node-seconds."""
+    relief = (source - max(source - w, dest + w)) * policy.move_payback_s
     cost = w * (size_mb / policy.move_mb_s + policy.move_offline_s)
     return relief > 0 and relief > cost, relief, cost
 
@@ -373,7 +368,7 @@ def _greedy_moves(arrays: SnapshotArrays, loads: np.ndarray, sources: list[int],
                                                 float(loads[s]), float(loads[d]))
                 if not pays:
                     continue
-                why = (f"; relieves {relief:.0f} node-s of overload over move_payback_s "
+                why = (f"; takes {relief:.0f} node-s off the hot node over move_payback_s "
                        f"{policy.move_payback_s:g} > {spent:.0f} node-s of warm-up and offline "
                        f"time ({arrays.size_mb[p]:.0f} MiB)")
             moves.append((p, d, why))

@@ -189,12 +189,11 @@ class PolicyConfig(BaseModel):
         "partitions; no restarts and no compactions for balance. false: MET's full "
         "re-placement (LPT, profiles, compactions) at every plan.")
     move_gain_vs_cost: bool = Field(
-        True, description="With move_only_what_pays: a move happens only when the overload it "
-        "takes off (utilisation above the overload mark, on the source, less any it creates on "
-        "the destination) kept for `move_payback_s` beats its cost: the partition's share of "
-        "its node served cold while its data is read back (size_mb / move_mb_s) plus its "
-        "offline time (move_offline_s). Moves between two overloaded nodes relieve nothing and "
-        "never happen. false: any move that lowers the hotter of the two nodes.")
+        True, description="With move_only_what_pays: a move happens only when the load it takes "
+        "off the hotter of its two nodes (utilisation: what the source sheds, less what the "
+        "destination rises above it) kept for `move_payback_s` beats its cost: the partition's "
+        "share of its node served cold while its data is read back (size_mb / move_mb_s) plus "
+        "its offline time (move_offline_s). false: any move that lowers the hotter node.")
     move_payback_s: float = Field(
         600.0, gt=0, description="Seconds over which a move's relief must pay for it: how long "
         "the load a decision sees is assumed to last (assumption: two warm-up windows; the "
