@@ -9,8 +9,9 @@
     scale in      one node when none is overloaded, one is underloaded and the rest keep
                   headroom; only that node's partitions move
     place         scale-out and rebalance move partitions off overloaded nodes only (largest
-                  first, never idle ones), each only when the overload it relieves over
-                  move_payback_s beats its warm-up and offline cost; no restarts, no compactions
+                  first, never idle ones), each only when the load it takes off the hot node
+                  over move_payback_s beats its warm-up and offline cost; no restarts, no
+                  compactions
     safety        never shrink above max_nodes nor while overloaded; at most one node a decision
 
 Every switch lives in PolicyConfig; each hold or action carries its reason. Pure: state between
@@ -363,7 +364,7 @@ def _greedy_moves(arrays: SnapshotArrays, loads: np.ndarray, sources: list[int],
                 continue
             why = ""
             if policy.move_gain_vs_cost:
-                # ...and, weighed, when the overload it takes off outlasts its warm-up.
+                # ...and, weighed, when what it takes off the hot node outweighs its warm-up.
                 pays, relief, spent = move_pays(policy, w, float(arrays.size_mb[p]),
                                                 float(loads[s]), float(loads[d]))
                 if not pays:

@@ -4,7 +4,7 @@ so field names here are the names in the JSON and YAML users see — a shipped n
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -123,7 +123,7 @@ class DecisionMemory:
         """This memory, told that a plan ended at `at`: a plan can run for many decision
         windows (a scale-out waits for boots and data), and its effects start only then."""
         kept = tuple(h for h in self.history if h[0] != PLAN_ENDED_AT)
-        return DecisionMemory(self.step, self.first_decision_done, kept + ((PLAN_ENDED_AT, at),))
+        return replace(self, history=kept + ((PLAN_ENDED_AT, at),))
 
 
 # The DecisionMemory.history key the control loop owns: epoch seconds the last plan ended.
