@@ -34,7 +34,10 @@ named by the server id: when several RegionServers share a host, the collector g
 own CPU instead of the machine's (io_wait and memory stay the machine's).
 
 The node id is `host,port` from `tag.serverName` (the start code dropped, so a restarted server
-keeps its id); if absent, `tag.Hostname` (else the URL's host) with `hbase_rpc_port`.
+keeps its id); if absent, `tag.Hostname` with `hbase_rpc_port`. A server whose answer names
+it neither way is missing from that poll: an id made up from the URL (`127.0.0.1` for a server
+HBase calls `localhost`, the default port for a server on another) would be a node that does
+not exist beside the one that does.
 HBase prints NaN/Infinity (not strict JSON): Python's json reads them, and every number is then
 checked — a non-finite value is missing, never used as a number.
 """
@@ -48,7 +51,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
-from urllib.parse import urlsplit
 
 import requests
 
@@ -104,8 +106,8 @@ def _finite(x: Any) -> float:
     return x if math.isfinite(x) else math.nan
 
 
-def server_id_from(server_bean: dict[str, Any] | None, url: str, rpc_port: int) -> str:
-    """`host,port` for the RegionServer behind `url`."""
+def server_id_from(server_bean: dict[str, Any] | None, rpc_port: int) -> str | None:
+    """`host,port` of the RegionServer whose Server bean this is, or None if it does not say."""
     if server_bean:
         name = server_bean.get("tag.serverName")
         if isinstance(name, str) and name.count(",") >= 1:
@@ -115,7 +117,7 @@ def server_id_from(server_bean: dict[str, Any] | None, url: str, rpc_port: int) 
         host = server_bean.get("tag.Hostname")
         if isinstance(host, str) and host:
             return f"{host},{rpc_port}"
-    return f"{urlsplit(url).hostname},{rpc_port}"
+    return None
 
 
 def parse_regions(regions_bean: dict[str, Any], server: str, server_locality: float | None,
@@ -293,7 +295,11 @@ class HBaseJmxSource:
         if regions_bean is None and server_bean is None:
             raise JmxError(f"hbase {url}: no {REGIONS_BEAN} bean and no {SERVER_BEAN} bean "
                            "(not a RegionServer?)")
-        server = server_id_from(server_bean, url, self.settings.hbase_rpc_port)
+        server = server_id_from(server_bean, self.settings.hbase_rpc_port)
+        if server is None:
+            raise JmxError(f"hbase {url}: the {SERVER_BEAN} bean is missing or names no server "
+                           "(no tag.serverName, no tag.Hostname); this server is left out of "
+                           "this poll")
         if regions_bean is None:
             # HBase registers the per-region bean only once the server opens its first region:
             # a RegionServer serving nothing (new, or just drained) is a node with no partitions.

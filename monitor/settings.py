@@ -54,7 +54,7 @@ class MonitorSettings(BaseModel):
         "for every server; off = the machine's CPU (Ganglia/Prometheus) for all.")
     hbase_rpc_port: int = Field(
         16020, gt=0, lt=65536, description="RegionServer RPC port used in a node id "
-        "(host,port) when the /jmx beans do not name the server.")
+        "(host,port) when the /jmx Server bean gives tag.Hostname but no tag.serverName.")
 
     # --- naming ----------------------------------------------------------------------------
     host_name_rule: Literal["host_part", "short_name", "identity"] = Field(

@@ -78,9 +78,10 @@ def test_system_tables_only_when_asked(jmx_server):
 
 
 def test_server_id_fallbacks():
-    assert server_id_from({"tag.serverName": "rs9.x,16020,1700"}, "http://h:16030", 1) == "rs9.x,16020"
-    assert server_id_from({"tag.Hostname": "rs9.x"}, "http://h:16030", 16020) == "rs9.x,16020"
-    assert server_id_from(None, "http://h.example:16030", 16020) == "h.example,16020"
+    assert server_id_from({"tag.serverName": "rs9.x,16020,1700"}, 1) == "rs9.x,16020"
+    assert server_id_from({"tag.Hostname": "rs9.x"}, 16020) == "rs9.x,16020"
+    assert server_id_from(None, 16020) is None
+    assert server_id_from({"tag.serverName": ""}, 16020) is None
 
 
 def test_table_names_with_underscores_and_namespaces():
@@ -455,3 +456,16 @@ def test_no_ipc_bean_means_no_latency_and_no_error(jmx_server):
     a = serve(jmx_server, "rs1")
     sample = HBaseJmxSource(settings(a.url)).sample()
     assert sample.errors == () and sample.server_latency_ms == {} and sample.partitions
+
+
+def test_a_server_whose_answer_does_not_name_it_is_left_out_not_given_a_made_up_id(jmx_server):
+    # Seen on a live cluster: one /jmx answer without the Server bean. An id from the URL
+    # ("127.0.0.1,16020") would have been a phantom node beside the real "localhost,<port>".
+    unnamed = jmx_server()
+    unnamed.answers[REGIONS_BEAN] = regions_bean("rs1")
+    named = serve(jmx_server, "rs2")
+    sample = HBaseJmxSource(settings(unnamed.url, named.url)).sample()
+    assert sample.servers == (",".join(server_bean("rs2")["tag.serverName"].split(",")[:2]),)
+    assert {p.id for p in sample.partitions} == user_regions(regions_bean("rs2"))
+    (error,) = sample.errors
+    assert unnamed.url in error and "names no server" in error
