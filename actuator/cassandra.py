@@ -248,6 +248,12 @@ class CassandraDriver:
                            host=self._host(addr))
         return any(r.keyspace_name == ks and r.table_name == tbl and r.kind == "compaction" for r in rows)
 
+    def split_partition(self, partition_id: str) -> None:
+        """Cassandra spreads a table by token ranges, not regions: a partition here is a table on
+        one node, and there is nothing to split."""
+        raise DriverError(f"{partition_id}: Cassandra has no partition split (a partition here "
+                          "is a table's data on one node)", retryable=False)
+
     def compaction_cql(self, table: str, klass: str) -> str:
         """The ALTER TABLE that gives `table` the compaction strategy for MET class `klass`."""
         opts = COMPACTION_FOR_CLASS[klass]

@@ -103,6 +103,14 @@ class DataStoreDriver(Protocol):
 
     def compaction_running(self, partition_id: str) -> bool: ...
 
+    def split_partition(self, partition_id: str) -> None:
+        """Start splitting a partition in two at the store's own split point (HBase: the middle
+        key of its largest store file); both daughters stay on its server. The split is done
+        when `partitions()` no longer lists the partition and lists more partitions of its
+        table than before. Idempotent: a partition already split (no longer listed) is not an
+        error. Raise DriverError(retryable=False) when the store cannot split it (Cassandra
+        has no such operation; a region too small to split)."""
+
     def decommission(self, server_id: str) -> None:
         """Stop the server gracefully once it serves no partitions (HBase: graceful stop)."""
 

@@ -7,7 +7,7 @@ a restart stops the server for a while; a compaction runs — with delays you ch
 failures you inject: launch errors, quota errors, nodes that never boot or never join, moves
 that fail N times, partitions the store moves back once after they arrived.
 
-`effects` records every call that changed something (launch, move, restart, compact,
+`effects` records every call that changed something (launch, move, split, restart, compact,
 decommission, terminate, balancer) so tests can check that each happened exactly once.
 With `state_file` the whole state is saved as JSON after every change and loaded at start, so a
 process SIGKILLed mid-plan and a fresh one see the same cluster (the kill-point tests).
@@ -36,6 +36,7 @@ class FakeDelays:
     move_s: float = 2.0  # a partition in transition
     restart_s: float = 20.0  # a server restarting with a new profile
     compaction_s: float = 60.0
+    split_s: float = 3.0  # a splitting partition is offline, then its two daughters open
     decommission_s: float = 5.0
     terminate_s: float = 5.0  # stopping -> terminated
     # A store that copies data on a move reports each partition's size (MiB); None: like HBase.
@@ -154,7 +155,15 @@ class FakeCluster:
                 elif sv["state"] == "draining":
                     del self.s["servers"][sid]
                 changed = True
-        for pid, part in self.s["partitions"].items():
+        for pid, part in list(self.s["partitions"].items()):
+            if part.get("split_at") is not None and now >= part["split_at"]:
+                del self.s["partitions"][pid]
+                for half in ("a", "b"):
+                    self.s["partitions"][f"{pid}.{half}"] = {
+                        "table": part["table"], "server": part["server"], "moving_to": None,
+                        "arrive_at": None, "prev": part["server"]}
+                changed = True
+                continue
             if part["moving_to"] is not None and now >= part["arrive_at"]:
                 if part["moving_to"] not in self.s["servers"]:  # its target died meanwhile
                     self._effect("LOST", part["moving_to"], [pid])
@@ -243,7 +252,8 @@ class FakeDataStore:
 
     def partitions(self) -> list[PartitionLocation]:
         self.w.sync()
-        return [PartitionLocation(id=pid, table=p["table"], server=p["server"] if p["moving_to"] is None else None,
+        return [PartitionLocation(id=pid, table=p["table"],
+                                  server=p["server"] if p["moving_to"] is None and p.get("split_at") is None else None,
                                   size_mb=self.w.delays.copy_mb)
                 for pid, p in self.w.s["partitions"].items()]
 
@@ -303,6 +313,19 @@ class FakeDataStore:
     def compaction_running(self, partition_id: str) -> bool:
         done_at = self.w.s["compactions"].get(partition_id)
         return done_at is not None and self.w.clock() < done_at
+
+    def split_partition(self, partition_id: str) -> None:
+        """Its daughters `<id>.a` and `<id>.b` open on its server after `split_s`."""
+        w = self.w
+        w.sync()
+        part = w.s["partitions"].get(partition_id)
+        if part is None or part.get("split_at") is not None:
+            return  # split already (or splitting)
+        if part["moving_to"] is not None or part["server"] is None:
+            raise DriverError(f"{partition_id} is in transition")
+        w._effect("split", partition_id)
+        part["split_at"] = w.clock() + w.delays.split_s
+        w._save()
 
     def decommission(self, server_id: str) -> None:
         w = self.w
@@ -370,6 +393,13 @@ class MirrorDataStore:
 
     def compaction_running(self, partition_id: str) -> bool:
         return False
+
+    def split_partition(self, partition_id: str) -> None:
+        server = self.layout.pop(partition_id, None)
+        if server is None:
+            return
+        self.calls.append(("split", partition_id))
+        self.layout[f"{partition_id}.a"] = self.layout[f"{partition_id}.b"] = server
 
     def decommission(self, server_id: str) -> None:
         self.calls.append(("decommission", server_id))
