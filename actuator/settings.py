@@ -63,6 +63,11 @@ class ExecutorSettings(BaseModel):
         "active again with that profile.")
     max_concurrent_compactions: int = Field(
         1, ge=1, description="Major compactions in flight at once (each rewrites a partition's files).")
+    split_timeout_s: float = Field(
+        300.0, gt=0, description="Seconds a split may take until the store lists its daughters "
+        "before it is issued again (counts as a failed attempt). HBase splits by reference "
+        "files, without copying data: seconds on the local cluster; the margin is for a busy "
+        "master (assumption).")
     compaction_timeout_s: float = Field(
         3600.0, gt=0, description="Seconds one major compaction may run (MET: about 1 minute per GB).")
     drain_timeout_s: float = Field(

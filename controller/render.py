@@ -24,7 +24,7 @@ from decision.model import Action, ClusterSnapshot, Plan
 VERDICT_STYLE = {"overloaded": "bold red", "underloaded": "yellow", "healthy": "green",
                  "unknown": "magenta"}
 OP_STYLE = {"launch": "green", "terminate": "red", "drain": "red", "reconfigure": "cyan",
-            "move": "blue", "compact": "magenta"}
+            "move": "blue", "compact": "magenta", "split": "yellow"}
 
 
 # ---------------------------------------------------------------- escaping
@@ -244,7 +244,9 @@ def plan_renderable(plan: Plan, snapshot: ClusterSnapshot | None = None, *,
     m = plan.summary
     parts.append(Text.assemble(
         ("Summary  ", "bold"), f"moves {m.moves} · reconfigurations {m.reconfigurations} · "
-        f"compactions {m.compactions} · launches {m.launches} · terminations {m.terminations} · "
+        f"compactions {m.compactions} · "
+        + (f"splits {m.splits} · " if m.splits else "")
+        + f"launches {m.launches} · terminations {m.terminations} · "
         f"max_load_ratio {m.max_load_ratio:.2f}"
         + (f" · {m.moves_dropped} moves left for later (max_moves)" if m.moves_dropped else "")))
     return Group(*parts)

@@ -6,6 +6,9 @@
     size          proportional: ceil(sum utilisation / target_utilisation), at least +1, at
                   most MET's step; verify after acting: a scale-out that did not raise the
                   requests served stops further ones while the load stays there
+    split         a node one partition overloads gets that partition split in two (unless
+                  the table's last split left one half with the load); the halves can then
+                  move like any partition
     scale in      one node when none is overloaded, one is underloaded and the rest keep
                   headroom; only that node's partitions move
     place         scale-out and rebalance move partitions off overloaded nodes only (largest
@@ -37,6 +40,8 @@ LAST_ACTION_AT = "met.last_action_at"     # taken_at (epoch s) of the last plan 
 OUT_BEFORE = "met.out_requests_before"    # requests served just before the last scale-out
 OUT_AT = "met.out_at"                     # taken_at of the last scale-out
 NO_GAIN_AT = "met.no_gain_requests"       # requests served when a scale-out did not pay
+SPLIT_LOAD = "met.split_load:"            # + table: requests/s the table's last split partition served
+SPLIT_AT = "met.split_at:"                # + table: taken_at of that split
 
 
 @dataclass(frozen=True)
@@ -248,13 +253,21 @@ def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Deci
         return hold("nothing_moves", f"{why}; no busy partition can move off the overloaded "
                     "node(s) to a new one and lower it: new nodes would serve nothing")
 
-    if hot_partition and policy.move_only_what_pays:
+    if hot_partition and (policy.split_hot_partitions or policy.move_only_what_pays):
+        splits, refused = (_hot_splits(snapshot, arrays, policy, memo, hot_partition)
+                           if policy.split_hot_partitions else ([], []))
+        why = (f"{len(hot_partition)} node(s) overloaded by one hot partition "
+               f"({hot_partition[0].node}: {hot_partition[0].reason})")
+        if refused:
+            why += "; " + "; ".join(refused)
         # More nodes would not help a node whose overload is one partition, but moving its other
         # partitions away lowers it toward that partition's own load (the floor); the hot one
-        # stays (moving it only moves the overload).
-        plan = _rebalance(snapshot, arrays, policy, health, memory, memo, step, hot_partition,
-                          f"{len(hot_partition)} node(s) overloaded by one hot partition "
-                          f"({hot_partition[0].node}: {hot_partition[0].reason})")
+        # stays (moving it only moves the overload) and, split, can leave half by half later.
+        plan = (_rebalance(snapshot, arrays, policy, health, memory, memo, step, hot_partition, why)
+                if policy.move_only_what_pays else None)
+        if splits:
+            plan = _with_splits(plan, splits, why, snapshot, arrays, policy, health, memory,
+                                memo, step)
         if plan is not None:
             return plan
     if overloaded:
@@ -492,6 +505,53 @@ def _rebalance(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: Policy
     return _plan(snapshot, arrays, policy, health, sizing, new_memory, [n.id for n in arrays.active],
                  [n.profile for n in arrays.active], moves, "rebalance",
                  "moves off an overloaded node to one with room (rebalance)", [], None)
+
+
+def _hot_splits(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyConfig,
+                memo: dict[str, float], hot: list[Diagnosis]) -> tuple[list[Action], list[str]]:
+    """A split of the busiest partition of each node one partition overloads, and why a table
+    is not split (its last split left one half with the load); records the splits in memo."""
+    now = snapshot.taken_at.timestamp()
+    index = {n.id: i for i, n in enumerate(arrays.active)}
+    actions, refused = [], []
+    for d in hot:
+        mine = np.flatnonzero(arrays.node_of == index[d.node])
+        if mine.size == 0:
+            continue
+        p = int(mine[np.argmax(arrays.load[mine])])
+        table, load = arrays.partitions[p].table, float(arrays.load[p])
+        last, at = memo.get(SPLIT_LOAD + table), memo.get(SPLIT_AT + table, -math.inf)
+        if last is not None and load >= policy.resplit_load_fraction * last \
+                and now - at < policy.resplit_after_s:
+            refused.append(f"{table} not split again: its hottest partition serves {load:.0f}/s "
+                           f"of the {last:.0f}/s its last split partition served (keys that do "
+                           "not spread, e.g. ordered inserts)")
+            continue
+        memo[SPLIT_LOAD + table], memo[SPLIT_AT + table] = load, now
+        actions.append(Action(op="split", node=d.node, partition=arrays.ids[p],
+                              cause="hot_partition", reason=(
+                                  f"split ({load:.0f} requests/s): {d.reason}; "
+                                  "as two halves, one can move away")))
+    return actions, refused
+
+
+def _with_splits(plan: Plan | None, splits: list[Action], why: str, snapshot: ClusterSnapshot,
+                 arrays: SnapshotArrays, policy: PolicyConfig, health: Health,
+                 memory: DecisionMemory, memo: dict[str, float], step: int) -> Plan:
+    """`plan` (or a hold) with the splits in front; a partition being split is not moved."""
+    memo[LAST_ACTION_AT] = snapshot.taken_at.timestamp()
+    if plan is None:
+        plan = _hold(policy, snapshot, arrays, health, _with_memo(memory, memo, step), "split", "")
+        plan = replace(plan, sizing=replace(plan.sizing, reason="split: " + why))
+    else:
+        plan = replace(plan, memory=_with_memo(memory, memo, step))
+    split_ids = {a.partition for a in splits}
+    rest = tuple(a for a in plan.actions if not (a.op == "move" and a.partition in split_ids))
+    reason = f"{plan.sizing.reason}; split {len(splits)} hot partition(s)"
+    return replace(plan, actions=tuple(splits) + rest, reason=reason,
+                   sizing=replace(plan.sizing, reason=reason),
+                   summary=replace(plan.summary, splits=len(splits),
+                                   moves=sum(a.op == "move" for a in rest)))
 
 
 def _scale_in(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyConfig,

@@ -13,12 +13,12 @@ PROFILES: tuple[str, ...] = ("read", "write", "read_write", "scan", "default")
 # Partition classes (groups) Stage C sorts partitions into; each maps to the profile of the same name.
 GROUPS: tuple[str, ...] = ("read", "write", "read_write", "scan")
 NODE_STATES: tuple[str, ...] = ("active", "booting", "draining")
-OPS: tuple[str, ...] = ("launch", "reconfigure", "move", "compact", "drain", "terminate")
+OPS: tuple[str, ...] = ("launch", "reconfigure", "split", "move", "compact", "drain", "terminate")
 
 Profile = Literal["read", "write", "read_write", "scan", "default"]
 Group = Literal["read", "write", "read_write", "scan"]
 NodeState = Literal["active", "booting", "draining"]
-Op = Literal["launch", "reconfigure", "move", "compact", "drain", "terminate"]
+Op = Literal["launch", "reconfigure", "split", "move", "compact", "drain", "terminate"]
 Verdict = Literal["overloaded", "underloaded", "healthy", "unknown"]
 # Enumerated `Action.cause` values (the words are in `Action.reason`).
 CAUSES: tuple[str, ...] = (
@@ -29,6 +29,7 @@ CAUSES: tuple[str, ...] = (
     "rebalance",                # a move between kept nodes (LPT balance, regrouping)
     "off_inactive",             # a move off a node that is not active (draining, booting, gone)
     "locality",                 # a major compaction to restore data locality (MET §5)
+    "hot_partition",            # split a partition whose load alone overloads its node
 )
 
 
@@ -175,7 +176,8 @@ class Action:
     """One step of a plan. `op` says which fields matter:
 
     launch: node (placeholder id), profile · reconfigure: node, profile (from_profile was)
-    move: partition, source, target · compact: node, partition · drain / terminate: node
+    split: node, partition (its daughters stay on node) · move: partition, source, target
+    compact: node, partition · drain / terminate: node
     """
 
     op: str  # Op
@@ -201,6 +203,7 @@ class Summary:
     max_load_ratio: float  # most loaded node / mean node load after the plan
     compactions: int = 0  # compact actions in the plan
     moves_dropped: int = 0  # moves the plan wanted but left out because of max_moves
+    splits: int = 0  # split actions in the plan
 
 
 @dataclass(frozen=True)

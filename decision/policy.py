@@ -139,6 +139,19 @@ class PolicyConfig(BaseModel):
     split_load_fraction: float = Field(
         0.5, gt=0, le=1, description="A partition is hot when its share of its node's CPU alone "
         "is at or above this fraction of one node: moving it only moves the overload.")
+    split_hot_partitions: bool = Field(
+        True, description="Split the hot partition of a node it overloads (action `split`, the "
+        "store's own split point; both halves stay on the node) instead of holding: once it is "
+        "two, the next decision can move one half away. A table whose last split did not "
+        "spread its load (`resplit_load_fraction`) is not split again for `resplit_after_s`.")
+    resplit_load_fraction: float = Field(
+        0.9, gt=0, le=1, description="A table's hot partition is split again only while it "
+        "serves less than this fraction of what the table's last split partition served: a "
+        "half that kept (nearly) all the load shows keys that do not spread (ordered inserts "
+        "all land in the last region), and splitting it again would not help either.")
+    resplit_after_s: float = Field(
+        3600.0, ge=0, description="Seconds after which a table whose split did not spread its "
+        "load may be split again (its workload may have changed).")
     latency_slo_ms: float | None = Field(
         None, gt=0, description="The tenants' latency objective, ms. When set, a node's "
         "overload asks for capacity (or a move) only while the requests it serves take longer "

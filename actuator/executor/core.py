@@ -16,6 +16,8 @@ module each (docs/executor.md has the generated state tables):
   launch       launch placeholder nodes "new-1"… and wait until running and registered, each
                state with its own timeout; failed attempts are terminated and retried (launch.py)
   reconfigure  one node at a time: evacuate, restart with the new profile, refill (reconfigure.py)
+  split        split hot partitions, one at a time a server; done when the store lists the
+               daughters (a split the store refuses is skipped: the partition stays whole) (split.py)
   move         the remaining moves, at most `max_concurrent_moves` in flight        (moves.py)
   verify       every move is observed in place (the store may have moved one back: redo it)
   committed    ONE journal write: the new layout is in effect; from here the plan rolls forward
@@ -37,7 +39,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Callable
 
 from actuator.drivers import DataStoreDriver, DriverError, InfrastructureDriver, NotOwnedError
-from actuator.executor import launch, moves, prepare, reconfigure, retire, rollback
+from actuator.executor import launch, moves, prepare, reconfigure, retire, rollback, split
 from actuator.executor.context import Context, Observation, StopPlan, log
 from actuator.executor.states import PHASE_ORDER, Phase
 from actuator.executor.step import ACTION_FIELDS, Step
@@ -51,6 +53,7 @@ PHASE_TICKS: dict[Phase, Callable[[Context, float], bool]] = {
     Phase.PREPARE: prepare.tick,
     Phase.LAUNCH: launch.tick,
     Phase.RECONFIGURE: reconfigure.tick,
+    Phase.SPLIT: split.tick,
     Phase.MOVE: moves.tick_move,
     Phase.VERIFY: moves.tick_verify,
     Phase.COMMITTED: moves.tick_commit,

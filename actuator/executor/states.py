@@ -24,6 +24,7 @@ class Phase(str, Enum):
     PREPARE = "prepare"
     LAUNCH = "launch"
     RECONFIGURE = "reconfigure"
+    SPLIT = "split"
     MOVE = "move"
     VERIFY = "verify"
     COMMITTED = "committed"
@@ -89,6 +90,7 @@ TIMEOUTS: dict[tuple[str, str], str] = {
     ("launch", "booting"): "booting_timeout_s",
     ("launch", "joining"): "joining_timeout_s",
     ("reconfigure", "restart"): "restart_timeout_s",
+    ("split", "running"): "split_timeout_s",
     ("move", "running"): "move_timeout_s",
     ("compact", "running"): "compaction_timeout_s",
     ("drain", "decommission"): "drain_timeout_s",

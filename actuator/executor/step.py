@@ -17,7 +17,7 @@ class Step:
     profile: str | None = None
     from_profile: str | None = None
     partition: str | None = None
-    source: str | None = None
+    source: str | None = None  # move: the server it leaves · split: its table (daughters counted there)
     target: str | None = None
     reason: str = ""
     cause: str = ""
@@ -50,6 +50,8 @@ class Step:
             return f"reconfigure {self.node} -> {self.profile}"
         if self.op == "move":
             return f"move {self.partition} -> {self.target}"
+        if self.op == "split":
+            return f"split {self.partition} on {self.node}"
         if self.op == "compact":
             return f"compact {self.partition}"
         return f"{self.op} {self.node}"

@@ -91,6 +91,7 @@ def _table(doc: dict[str, Any]) -> None:
             "reconfigure": f"{s.get('node')}: {s.get('from_profile', '?')} -> {s.get('profile')}",
             "move": f"{s.get('partition')}: {s.get('source', '?')} -> {s.get('target')}",
             "compact": f"{s.get('partition')}",
+            "split": f"{s.get('partition')} on {s.get('node')}",
         }.get(s["op"], f"{s.get('node')}" + (f" ({s['instance_id']})" if s.get("instance_id") else ""))
         idx = str(s["idx"]) if s.get("parent") is None else f"  {s['idx']}<{s['parent']}"
         op = s["op"] if s.get("parent") is None else f"{s['op']} ({s.get('cause', '')})"

@@ -297,3 +297,70 @@ def test_any_consistent_plan_ends_in_its_assignment_without_serving_gaps(seed, m
     for a in plan.assignment:
         server = world.s["servers"][ex.resolve(a.node)]
         assert server["profile"] == a.profile
+
+
+def _split_plan(world: FakeCluster, *, with_move: bool = True):
+    from actuator.fake_plans import make_plan
+    from decision.model import Action
+    world.add_server(RS1, partitions=("hot", "p1"))
+    world.add_server(RS2, partitions=("p2",))
+    actions = [Action("split", "one partition overloads rs1", node=RS1, partition="hot",
+                      cause="hot_partition")]
+    if with_move:
+        actions.append(Action("move", "off the hot node", partition="p1", source=RS1, target=RS2,
+                              cause="rebalance"))
+    return make_plan(actions, {RS1: ("default", ["hot"]), RS2: ("default", ["p1", "p2"])})
+
+
+def test_a_split_ends_when_the_store_lists_its_daughters_on_the_same_server():
+    world = FakeCluster(delays=FakeDelays(split_s=12.0))
+    plan = _split_plan(world)
+    ex = executor(world)
+    ex.submit(plan, "p1")
+    status = run_to_end(ex, world)
+    assert status.state == "done" and status.actions_done == 2
+    assert ops(world, "split") == [("split", "hot")]
+    layout = actual_layout(world)
+    assert "hot" not in layout and layout["hot.a"] == layout["hot.b"] == RS1
+    assert layout["p1"] == RS2
+    kinds = [e[0] for e in world.effects]
+    assert kinds.index("split") < kinds.index("move")  # the plan's order: split, then move
+    (step,) = [s for s in ex.journal.load_steps("p1") if s["op"] == "split"]
+    assert step["state"] == "done" and step["attempts"] == 1
+
+
+def test_a_split_the_store_refuses_is_skipped_and_the_plan_goes_on():
+    class NoSplits(type(FakeCluster().datastore)):
+        def split_partition(self, partition_id):
+            from actuator.drivers import DriverError
+            raise DriverError(f"{partition_id}: no split point", retryable=False)
+
+    world = FakeCluster()
+    plan = _split_plan(world)
+    ex = Executor(world.infra, NoSplits(world), ExecutorSettings(), world.clock, world.cluster,
+                  Journal(":memory:"))
+    ex.submit(plan, "p1")
+    assert run_to_end(ex, world).state == "done"
+    assert actual_layout(world) == {"hot": RS1, "p1": RS2, "p2": RS2}
+    (step,) = [s for s in ex.journal.load_steps("p1") if s["op"] == "split"]
+    assert step["state"] == "skipped" and "no split point" in step["note"]
+
+
+def test_a_split_issued_before_a_controller_restart_is_not_issued_twice(tmp_path):
+    world = FakeCluster(delays=FakeDelays(split_s=30.0), state_file=tmp_path / "world.json")
+    plan = _split_plan(world, with_move=False)
+    journal = tmp_path / "journal.db"
+    first = Executor(world.infra, world.datastore, ExecutorSettings(), world.clock, world.cluster,
+                     Journal(str(journal)))
+    first.submit(plan, "p1")
+    for _ in range(5):  # the split is issued, then the controller dies mid-split
+        first.tick()
+        world.advance(1.0)
+    assert ops(world, "split") == [("split", "hot")]
+    again = FakeCluster(delays=FakeDelays(split_s=30.0), state_file=tmp_path / "world.json")
+    second = Executor(again.infra, again.datastore, ExecutorSettings(), again.clock, again.cluster,
+                      Journal(str(journal)))
+    second.resume()
+    assert run_to_end(second, again).state == "done"
+    assert ops(again, "split") == [("split", "hot")]
+    assert set(actual_layout(again)) == {"hot.a", "hot.b", "p1", "p2"}

@@ -7,6 +7,8 @@ def apply(snapshot: ClusterSnapshot, plan) -> dict[str, str]:
     """Carry out the plan's moves on the snapshot's placement: partition -> node."""
     where = {p.id: p.node for p in snapshot.partitions}
     for a in plan.actions:
+        if a.op == "split":  # its halves stay where it is
+            assert where[a.partition] == a.node
         if a.op == "move":
             assert where[a.partition] == a.source
             where[a.partition] = a.target
@@ -41,5 +43,9 @@ def check_plan(snapshot, plan):
     assert (s.moves, s.launches, s.terminations) == (ops.count("move"), len(launched),
                                                       len(terminated))
     assert s.reconfigurations == ops.count("reconfigure") and s.compactions == ops.count("compact")
+    assert s.splits == ops.count("split")
+    split = [a.partition for a in plan.actions if a.op == "split"]
+    assert not {a.partition for a in plan.actions if a.op == "move"} & set(split), \
+        "a partition being split is not moved"
     assert s.max_load_ratio >= 1.0 - 1e-9
     plan.to_dict()  # JSON form builds

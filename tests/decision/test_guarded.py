@@ -116,16 +116,63 @@ def test_one_hot_partition_does_not_add_nodes():
                                                                 reads=10) for k in range(6)]
     snap = make_snapshot([0.95, 0.2, 0.2], parts)
     plan = decide(snap, G, DONE)
-    # no node added; the hot partition's neighbours leave its node, the hot one stays
+    check_plan(snap, plan)
+    # no node added; the hot partition is split and its neighbours leave its node
     assert plan.sizing.delta == 0 and not [a for a in plan.actions if a.op == "launch"]
+    assert [(a.op, a.partition, a.node) for a in plan.actions if a.op == "split"] == [
+        ("split", "hot", "rs1")]
     moves = [a for a in plan.actions if a.op == "move"]
     assert moves and all(a.source == "rs1" and a.partition != "hot" for a in moves)
-    # once it is alone there, nothing pays: hold
-    alone = make_snapshot([0.95, 0.2, 0.2], [partition("hot", "rs1", writes=5000)] + [
-        partition(f"c{k}", f"rs{2 + k % 2}", reads=10) for k in range(6)])
-    held = decide(alone, G, DONE)
+    # once it is alone there and may not be split, nothing pays: hold
+    alone = _alone()
+    no_split = PolicyConfig(split_hot_partitions=False)
+    held = decide(alone, no_split, DONE)
     assert held.is_empty and held.reason.startswith("hold (hot_partition)")
     assert decide(alone, PolicyConfig(paper_faithful=True), DONE).sizing.delta > 0  # MET adds nodes
+
+
+def _alone(cpu=0.95):
+    """A node that one partition (5,000 requests/s) overloads, its neighbours moved away."""
+    return make_snapshot([cpu, 0.2, 0.2], [partition("hot", "rs1", writes=5000)] + [
+        partition(f"c{k}", f"rs{2 + k % 2}", reads=10) for k in range(6)])
+
+
+def _after_split(load_of_hottest_half, *, seconds, cpu=0.95):
+    """The hot node after its partition was split: the halves serve `load_of_hottest_half` and
+    the rest of the 5,000 requests/s."""
+    halves = [partition("hot.a", "rs1", writes=load_of_hottest_half),
+              partition("hot.b", "rs1", writes=5000 - load_of_hottest_half)]
+    others = [partition(f"c{k}", f"rs{2 + k % 2}", reads=10) for k in range(6)]
+    return later(make_snapshot([cpu, 0.2, 0.2], halves + others), seconds)
+
+
+def test_a_partition_that_alone_overloads_its_node_is_split_and_its_halves_can_leave():
+    alone = _alone(cpu=0.7)
+    plan = decide(alone, G, DONE)
+    check_plan(alone, plan)
+    (split,) = plan.actions
+    assert (split.op, split.partition, split.node, split.cause) == ("split", "hot", "rs1",
+                                                                     "hot_partition")
+    assert plan.summary.splits == 1 and plan.sizing.delta == 0 and "5000 requests/s" in split.reason
+    # The halves share the load: after the warm-up one half leaves the node (to a new one:
+    # on rs2 or rs3 it would overload them).
+    after = _after_split(2600, seconds=G.warmup_s + 1, cpu=0.7)
+    spread = decide(after, G, plan.memory)
+    check_plan(after, spread)
+    (move,) = [a for a in spread.actions if a.op == "move"]
+    assert move.partition.startswith("hot.") and move.source == "rs1" and spread.sizing.delta == 1
+
+
+def test_a_table_whose_split_kept_the_load_on_one_half_is_not_split_again():
+    # Ordered inserts: every write lands in the last region, so the right half keeps them all.
+    first = decide(_alone(), G, DONE)
+    after = _after_split(4900, seconds=G.warmup_s + 1)
+    plan = decide(after, G, first.memory)
+    assert not any(a.op == "split" for a in plan.actions)
+    assert "not split again" in plan.reason and plan.sizing.delta == 0
+    # An hour on, the workload may have changed: it may be tried again.
+    retry = decide(later(after, G.resplit_after_s), G, plan.memory)
+    assert [a.partition for a in retry.actions if a.op == "split"] == ["hot.a"]
 
 
 def test_above_max_nodes_an_overloaded_cluster_holds_with_cause_bounds():
