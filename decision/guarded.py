@@ -7,8 +7,8 @@
                   most MET's step; verify after acting: a scale-out that did not raise the
                   requests served stops further ones while the load stays there
     split         a node one partition overloads gets that partition split in two (unless
-                  the table's last split left one half with the load); the halves can then
-                  move like any partition
+                  the table's last resplit_tries splits each left one half with the load);
+                  the halves can then move like any partition
     scale in      one node when none is overloaded, one is underloaded and the rest keep
                   headroom; only that node's partitions move
     place         scale-out and rebalance move partitions off overloaded nodes only (largest
@@ -42,6 +42,7 @@ OUT_AT = "met.out_at"                     # taken_at of the last scale-out
 NO_GAIN_AT = "met.no_gain_requests"       # requests served when a scale-out did not pay
 SPLIT_LOAD = "met.split_load:"            # + table: requests/s the table's last split partition served
 SPLIT_AT = "met.split_at:"                # + table: taken_at of that split
+SPLIT_STREAK = "met.split_streak:"        # + table: splits in a row that did not spread its load
 
 
 @dataclass(frozen=True)
@@ -521,13 +522,18 @@ def _hot_splits(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: Polic
         p = int(mine[np.argmax(arrays.load[mine])])
         table, load = arrays.partitions[p].table, float(arrays.load[p])
         last, at = memo.get(SPLIT_LOAD + table), memo.get(SPLIT_AT + table, -math.inf)
-        if last is not None and load >= policy.resplit_load_fraction * last \
-                and now - at < policy.resplit_after_s:
-            refused.append(f"{table} not split again: its hottest partition serves {load:.0f}/s "
-                           f"of the {last:.0f}/s its last split partition served (keys that do "
-                           "not spread, e.g. ordered inserts)")
+        kept = last is not None and load >= policy.resplit_load_fraction * last
+        streak = memo.get(SPLIT_STREAK + table, 0.0) + 1 if kept else 0.0
+        if streak >= policy.resplit_tries and now - at < policy.resplit_after_s:
+            refused.append(f"{table} not split again: after {streak - 1:.0f} split(s) in a row "
+                           f"its hottest partition still serves {load:.0f}/s of the {last:.0f}/s "
+                           "the last split partition served (keys that do not spread, e.g. "
+                           "ordered inserts)")
             continue
+        if kept and now - at >= policy.resplit_after_s:
+            streak = 0.0  # left alone long enough: its workload may have changed
         memo[SPLIT_LOAD + table], memo[SPLIT_AT + table] = load, now
+        memo[SPLIT_STREAK + table] = streak
         actions.append(Action(op="split", node=d.node, partition=arrays.ids[p],
                               cause="hot_partition", reason=(
                                   f"split ({load:.0f} requests/s): {d.reason}; "

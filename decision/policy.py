@@ -143,14 +143,19 @@ class PolicyConfig(BaseModel):
         True, description="Split the hot partition of a node it overloads (action `split`, the "
         "store's own split point; both halves stay on the node) instead of holding: once it is "
         "two, the next decision can move one half away. A table whose last split did not "
-        "spread its load (`resplit_load_fraction`) is not split again for `resplit_after_s`.")
+        "spread its load `resplit_tries` times in a row (`resplit_load_fraction`) is not split "
+        "again for `resplit_after_s`.")
     resplit_load_fraction: float = Field(
-        0.9, gt=0, le=1, description="A table's hot partition is split again only while it "
-        "serves less than this fraction of what the table's last split partition served: a "
-        "half that kept (nearly) all the load shows keys that do not spread (ordered inserts "
-        "all land in the last region), and splitting it again would not help either.")
+        0.9, gt=0, le=1, description="A split did not spread its table's load when the table's "
+        "hottest partition still serves at least this fraction of what the split partition "
+        "served (ordered inserts all land in the last region, whatever the split).")
+    resplit_tries: int = Field(
+        3, ge=1, description="Splits in a row on one table that may fail to spread its load "
+        "before the table is left whole for `resplit_after_s`: a narrow hot key range needs a "
+        "few halvings before its halves part (a split halves the data, not the load); ordered "
+        "inserts never part.")
     resplit_after_s: float = Field(
-        3600.0, ge=0, description="Seconds after which a table whose split did not spread its "
+        3600.0, ge=0, description="Seconds after which a table whose splits did not spread its "
         "load may be split again (its workload may have changed).")
     latency_slo_ms: float | None = Field(
         None, gt=0, description="The tenants' latency objective, ms. When set, a node's "

@@ -163,16 +163,34 @@ def test_a_partition_that_alone_overloads_its_node_is_split_and_its_halves_can_l
     assert move.partition.startswith("hot.") and move.source == "rs1" and spread.sizing.delta == 1
 
 
-def test_a_table_whose_split_kept_the_load_on_one_half_is_not_split_again():
-    # Ordered inserts: every write lands in the last region, so the right half keeps them all.
-    first = decide(_alone(), G, DONE)
-    after = _after_split(4900, seconds=G.warmup_s + 1)
-    plan = decide(after, G, first.memory)
-    assert not any(a.op == "split" for a in plan.actions)
+def test_a_table_whose_splits_keep_the_load_on_one_half_is_left_whole():
+    # Ordered inserts: every write lands in the last region, so one half keeps them all.
+    memory, ids = decide(_alone(), G, DONE).memory, []
+    t = 0.0
+    for k in range(G.resplit_tries + 1):
+        t += G.warmup_s + 1
+        halves = [partition(f"hot{k}.a", "rs1", writes=100), partition(f"hot{k}.b", "rs1", writes=4900)]
+        others = [partition(f"c{j}", f"rs{2 + j % 2}", reads=10) for j in range(6)]
+        snap = later(make_snapshot([0.95, 0.2, 0.2], halves + others), t)
+        plan = decide(snap, G, memory)
+        ids.append([a.partition for a in plan.actions if a.op == "split"])
+        memory = plan.memory
+    # resplit_tries splits in all (the first included), each leaving the load on one half;
+    # then the table is left whole
+    tries = G.resplit_tries
+    assert ids == [[f"hot{k}.b"] for k in range(tries - 1)] + [[], []]
     assert "not split again" in plan.reason and plan.sizing.delta == 0
     # An hour on, the workload may have changed: it may be tried again.
-    retry = decide(later(after, G.resplit_after_s), G, plan.memory)
-    assert [a.partition for a in retry.actions if a.op == "split"] == ["hot.a"]
+    retry = decide(later(snap, G.resplit_after_s), G, memory)
+    assert [a.partition for a in retry.actions if a.op == "split"] == [f"hot{G.resplit_tries}.b"]
+
+
+def test_a_narrow_hot_key_range_is_split_until_its_halves_part():
+    # The first split leaves the whole hot range in one half; the next one parts it.
+    first = decide(_alone(), G, DONE)
+    once = _after_split(4800, seconds=G.warmup_s + 1)
+    second = decide(once, G, first.memory)
+    assert [a.partition for a in second.actions if a.op == "split"] == ["hot.a"]
 
 
 def test_above_max_nodes_an_overloaded_cluster_holds_with_cause_bounds():
