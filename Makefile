@@ -8,7 +8,7 @@ BIN     = $(VENV)/bin
 # cassandra-driver: pure Python (no C extensions to compile on CI's 2 cores; docs/cassandra.md)
 export CASS_DRIVER_NO_EXTENSIONS := 1
 
-.PHONY: run test venv system-deps bench clean demo-hbase chaos-hbase demo-cassandra calibrate-hbase
+.PHONY: run test venv system-deps bench clean demo-hbase chaos-hbase demo-cassandra calibrate-hbase measure-split-hbase
 
 # The core (what `make run` needs): numpy, scipy, pydantic, rich, matplotlib, … — no drivers,
 # no test tools; pip's own progress is shown (a first install takes about a minute).
@@ -53,6 +53,11 @@ chaos-hbase: venv system-deps
 # C/B/E): CPU per get, put and scanned row, latency floors (docs/simulator.md, Calibration).
 calibrate-hbase: venv system-deps
 	$(BIN)/python bench/calibrate_hbase.py
+
+# How long a region split keeps its rows unavailable on a real local HBase (one RegionServer):
+# the figure behind simulator.actions.split_offline_s (docs/simulator.md, Region splits).
+measure-split-hbase: venv system-deps
+	$(BIN)/python bench/measure_split_hbase.py $(SPLIT_ARGS)
 
 # metctl's CassandraDriver on a real local Cassandra 5.0 cluster: 2 nodes, replication 2, a
 # QUORUM load; add a node, later decommission it; report + plot in out/demo-cassandra/.

@@ -8,7 +8,8 @@ loop cannot tell it from a live one:
   VM boots for `vm_boot_s`, its RegionServer joins `rs_join_s` later; terminate refuses nodes
   metctl did not launch.
 * `SimDataStore` — an `actuator.drivers.DataStoreDriver`: every operation only starts; its
-  effect shows in `servers()` / `partitions()` after the simulated delay.
+  effect shows in `servers()` / `partitions()` after the simulated delay (a split: the parent
+  is listed offline for `split_offline_s`, then its two daughters on its server).
 * `SimClock` — `now()` is simulated time; `sleep(s)` advances the simulation by `s`.
 """
 from __future__ import annotations
@@ -157,6 +158,27 @@ class SimDataStore:
 
     def compaction_running(self, partition_id: str) -> bool:
         return self._region(partition_id) in self.cluster.compactions
+
+    def split_partition(self, partition_id: str) -> None:
+        """Start a split (SimCluster.split): the parent is offline for `split_offline_s`, then
+        `partitions()` lists its two daughters on its server instead of it."""
+        c = self.cluster
+        if partition_id in c.split_parents:
+            return  # split already
+        r = self._region(partition_id)
+        if r in c.splits:
+            return  # splitting
+        if c.reg_server[r] < 0 or any(tr.region == r for tr in c.transfers):
+            raise DriverError(f"{partition_id} is in transition", retryable=True)
+        if c.reg_refs[r]:
+            # HBase splits a region only once its reference files to its own parent are
+            # compacted away (reference guide, "RegionServer Splitting Implementation").
+            raise DriverError(f"{partition_id} still has reference files from its own split "
+                              "(splittable once its compaction ends)", retryable=True)
+        cs = c.settings.costs
+        if c.reg_size[r] * 1024.0 / (cs.record_kb * cs.storage_overhead) < 2.0:
+            raise DriverError(f"{partition_id} is too small to split (no split point)", retryable=False)
+        c.split(r)
 
     def decommission(self, server_id: str) -> None:
         n = self._server(server_id, active=False)

@@ -37,20 +37,37 @@ def hotspot_shares(n_regions: int, hot_data: float, hot_ops: float) -> tuple[np.
     fall in the hot key range, and the fraction of its keys that are hot. (MET §3.1: 50 % of
     the requests on 40 % of the keys; with 4 regions: 31/27/21/21 %, the paper measured
     34/26/20/20 %.)"""
-    lo = np.arange(n_regions) / n_regions
-    hi = lo + 1.0 / n_regions
-    hot = np.clip(np.minimum(hi, hot_data) - lo, 0.0, None)
-    cold = np.clip(1.0 / n_regions - hot, 0.0, None)
+    i = np.arange(n_regions)
+    return key_range_shares(i / n_regions, (i + 1) / n_regions, hot_data, hot_ops)
+
+
+def key_range_shares(lo: np.ndarray, hi: np.ndarray, hot_data: float,
+                     hot_ops: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """YCSB's hotspot generator over key ranges [lo, hi) of a table's ordered key space
+    (fractions of it, 0..1): the hot range [0, hot_data) gets hot_ops of the requests, spread
+    evenly over its keys, and the cold range the rest. A region's load follows from its range
+    alone, so a region split in two (simulator.cluster: a split) gives each daughter the
+    requests that fall in its half.
+
+    Returns per range: its share of the table's requests, the fraction of its requests that
+    fall in the hot range, and the fraction of its keys that are hot."""
+    lo = np.asarray(lo, dtype=float)
+    hi = np.asarray(hi, dtype=float)
+    width = np.clip(hi - lo, 0.0, None)
+    hot = np.clip(np.minimum(hi, hot_data) - lo, 0.0, width)
+    cold = width - hot
     hot_density = hot_ops / hot_data
     cold_density = (1.0 - hot_ops) / (1.0 - hot_data) if hot_data < 1.0 else 0.0
+    # requests over the whole key space: 1 unless every key is hot (then only hot_ops of them
+    # are described by the densities, and the shares are scaled back to 1)
+    total = hot_data * hot_density + (1.0 - hot_data) * cold_density
     hot_req = hot * hot_density
     cold_req = cold * cold_density
-    share = hot_req + cold_req
-    total = share.sum()
-    share = share / total if total > 0 else np.full(n_regions, 1.0 / n_regions)
+    share = (hot_req + cold_req) / total if total > 0 else width.copy()
     with np.errstate(invalid="ignore", divide="ignore"):
         hot_req_frac = np.where(hot_req + cold_req > 0, hot_req / (hot_req + cold_req), 0.0)
-    return share, np.clip(hot_req_frac, 0.0, 1.0), np.clip(hot * n_regions, 0.0, 1.0)
+        hot_size = np.where(width > 0, hot / width, 0.0)
+    return share, np.clip(hot_req_frac, 0.0, 1.0), np.clip(hot_size, 0.0, 1.0)
 
 
 def _seek_ms(block_kb: np.ndarray, c: CostSettings) -> np.ndarray:

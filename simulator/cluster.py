@@ -132,14 +132,16 @@ class SimCluster:
         self._counter = 0
         self._scripted_done: set[int] = set()
         self.nodes: list[SimNode] = []
+        self.transfers: list[Transfer] = []
+        self.compactions: dict[int, tuple[int, float]] = {}  # region -> (node, remaining MiB)
+        self.splits: dict[int, int] = {}  # region being split -> its node (parent offline)
+        self.split_parents: dict[str, tuple[str, str]] = {}  # split region id -> daughters' ids
         self._build_workloads()
         self._build_regions()
         for _ in range(scenario.initial_nodes):
             n = self._new_node(scenario.initial_profile, managed=True, boot=False)
             n.vm_state, n.rs_state, n.joined = "running", "active", 0.0
         self._initial_placement()
-        self.transfers: list[Transfer] = []
-        self.compactions: dict[int, tuple[int, float]] = {}  # region -> (node, remaining MiB)
         self._q: np.ndarray | None = None
         self._disk_queue = np.zeros(0)
         self._node_latency_ms = np.zeros(0)  # per node, NaN where no request arrived
@@ -171,9 +173,20 @@ class SimCluster:
         self.client_hosts = hosts
         self.wl_client = np.array([hosts.index(w.client_host) for w in wl])
 
+    # Every per-region array (index = region) and list. A split appends a region, so each of
+    # them must grow with it (_grow_regions); tests/simulator/test_cluster.py fails when an
+    # array of one entry per region is missing here.
+    REGION_ARRAYS = (
+        "reg_cls", "reg_share", "reg_ins", "reg_hot_req", "reg_hot_size", "reg_lo", "reg_hi",
+        "reg_size", "reg_read_mb", "reg_server", "reg_assigned", "reg_open_at", "reg_open_target",
+        "reg_locality", "reg_home", "reg_warmth", "reg_hit", "reg_cached_kb", "reg_block_rate",
+        "reg_reads", "reg_writes", "reg_scans", "reg_written_at_nodes", "reg_opened_at",
+        "reg_mem_hit", "reg_refs", "reg_page_since")
+    REGION_LISTS = ("region_ids", "region_tables")
+
     def _build_regions(self) -> None:
         c = self.settings.costs
-        cls, share, ins, hot_req, hot_size, size, tables = [], [], [], [], [], [], []
+        cls, share, ins, hot_req, hot_size, size, tables, lo, hi = [], [], [], [], [], [], [], [], []
         for ci, w in enumerate(self.workloads):
             s, hr, hs = capacity.hotspot_shares(w.regions, w.hot_data_fraction, w.hot_ops_fraction)
             table_mb = w.records * c.record_kb * c.storage_overhead / 1024.0
@@ -186,16 +199,20 @@ class SimCluster:
                 hot_size.append(hs[ri])
                 size.append(table_mb / w.regions)
                 tables.append(f"usertable_{w.name.lower()}")
+                # its key range, as fractions of the table's loaded key space (equal regions)
+                lo.append(ri / w.regions)
+                hi.append((ri + 1) / w.regions)
         n = len(cls)
         # Region ids: deterministic 32-hex names (like HBase encoded names), from the seed.
-        raw = self.rng.integers(0, 2**63, size=(n, 2))
-        self.region_ids = [f"{a:016x}{b:016x}"[:32] for a, b in raw]
+        self.region_ids = self._new_region_ids(n)
         self.region_tables = tables
         self.reg_cls = np.array(cls, dtype=int)
         self.reg_share = np.array(share)
         self.reg_ins = np.array(ins)
         self.reg_hot_req = np.array(hot_req)
         self.reg_hot_size = np.array(hot_size)
+        self.reg_lo = np.array(lo)
+        self.reg_hi = np.array(hi)
         self.reg_size = np.array(size)
         # YCSB draws read and scan keys from the records loaded at the start (its key chooser's
         # bounds are fixed at recordcount), so inserts grow a region but not what is read.
@@ -216,8 +233,29 @@ class SimCluster:
         # Nodes in the cluster when the data was written: its replicas are spread over them
         # (MET §6.4: the initial state has 100 % locality on the initial nodes).
         self.reg_written_at_nodes = np.full(n, self.scenario.initial_nodes)
-        self.reg_opened_at = np.full(n, -np.inf)  # when it last opened on a cold cache
+        self.reg_opened_at = np.full(n, -np.inf)  # when it last opened on a cold block cache
+        # since when its files' pages are cached by its node's page cache: reset with the block
+        # cache when it opens on a server, kept by a split (the daughters read the same files)
+        self.reg_page_since = np.full(n, -np.inf)
         self.reg_mem_hit = np.ones(n)  # reads served from block cache or page cache (no disk)
+        # A split daughter reads its parent's files through reference files until a compaction
+        # rewrites them, and HBase cannot split a region that still has references (HBase
+        # reference guide, "RegionServer Splitting Implementation").
+        self.reg_refs = np.zeros(n, dtype=bool)
+
+    def _new_region_ids(self, n: int) -> list[str]:
+        raw = self.rng.integers(0, 2**63, size=(n, 2))
+        return [f"{a:016x}{b:016x}"[:32] for a, b in raw]
+
+    def _grow_regions(self, r: int) -> int:
+        """Append one region, a copy of region r in every per-region array and list; return
+        its index. (Existing indices stay: transfers and compactions refer to them.)"""
+        for name in self.REGION_ARRAYS:
+            a = getattr(self, name)
+            setattr(self, name, np.concatenate([a, a[r:r + 1]]))
+        for name in self.REGION_LISTS:
+            getattr(self, name).append(getattr(self, name)[r])
+        return len(self.region_ids) - 1
 
     def _new_node(self, profile: str, *, managed: bool, boot: bool, tags: dict | None = None) -> SimNode:
         self._counter += 1
@@ -289,6 +327,11 @@ class SimCluster:
         # HBase counters restart at 0 when a region opens on a server (REAL).
         self.reg_reads[r] = self.reg_writes[r] = self.reg_scans[r] = 0.0
         self._next_cache = self.t  # placement changed: recompute cache shares now
+        if self.reg_refs[r] and self.compactions.get(r, (-1, 0.0))[0] != node:
+            # A region opened with reference files (a split daughter, here or after a move) is
+            # compacted at once: HRegionServer.postOpenDeployTasks requests a compaction of
+            # every store that hasReferences(). The rewrite reads and writes its data.
+            self.compactions[r] = (node, float(self.reg_size[r]))
 
     def _locality_on(self, r: int, node: int) -> float:
         if self.reg_home[r] == node:
@@ -314,7 +357,7 @@ class SimCluster:
         a = self.settings.actions
         if self.reg_assigned[r] == target or self.reg_open_target[r] == target:
             return
-        if any(tr.region == r for tr in self.transfers):
+        if any(tr.region == r for tr in self.transfers) or r in self.splits:
             return
         src = self.reg_server[r]
         if self.transfer_mode == "none" or src < 0:
@@ -343,6 +386,63 @@ class SimCluster:
             return
         self.compactions[r] = (int(self.reg_server[r]), float(self.reg_size[r]))
         self.log("compact", f"{self.region_ids[r][:8]} on {self.nodes[self.reg_server[r]].host}")
+
+    def split(self, r: int) -> None:
+        """Start splitting region r in two on its server (validated by the caller: served, no
+        reference files, not moving). HBase reference guide, "RegionServer Splitting
+        Implementation": the parent goes offline, its memstore is flushed, the daughters get
+        reference files to the parent's store files and open on the same server; requests wait
+        meanwhile (`split_offline_s`). The split takes effect then (_finish_split)."""
+        node = int(self.reg_server[r])
+        if r in self.splits or node < 0 or any(tr.region == r for tr in self.transfers):
+            return
+        self.splits[r] = node
+        self._close_for_move(r, node, self.settings.actions.split_offline_s)
+        self.log("split", f"{self.region_ids[r][:8]} on {self.nodes[node].host}")
+
+    def _finish_split(self, r: int, node: int) -> None:
+        """Replace region r by its two daughters, both on `node`. The parent's index becomes
+        the left daughter and the right one is appended (indices stay valid); both get new ids
+        (HBase daughters get new encoded names)."""
+        w = self.workloads[int(self.reg_cls[r])]
+        parent = self.region_ids[r]
+        lo, hi = float(self.reg_lo[r]), float(self.reg_hi[r])
+        loaded, total = float(self.reg_read_mb[r]), float(self.reg_size[r])
+        # Split point: the middle of the region's data (HBase: the middle key of its largest
+        # store file). The loaded records are spread evenly over [lo, hi) and ordered inserts
+        # are appended after hi, so the middle falls inside the range unless inserts are more
+        # than half the region; then the left daughter keeps every loaded key.
+        half = total / 2.0
+        left_loaded = min(loaded, half)
+        mid = lo + (hi - lo) * (left_loaded / loaded if loaded > 0 else 1.0)
+        b = self._grow_regions(r)
+        self.region_ids[r], self.region_ids[b] = self._new_region_ids(2)
+        self.reg_lo[r], self.reg_hi[r], self.reg_lo[b], self.reg_hi[b] = lo, mid, mid, hi
+        share, hot_req, hot_size = capacity.key_range_shares(
+            np.array([lo, mid]), np.array([mid, hi]), w.hot_data_fraction, w.hot_ops_fraction)
+        self.reg_share[[r, b]] = share
+        self.reg_hot_req[[r, b]] = hot_req
+        self.reg_hot_size[[r, b]] = hot_size
+        # new keys are appended at the end of the key space: the right daughter's (it keeps
+        # the parent's reg_ins), so splitting the insert region does not spread its writes
+        self.reg_ins[r] = 0.0
+        self.reg_size[r], self.reg_size[b] = half, total - half
+        self.reg_read_mb[r], self.reg_read_mb[b] = left_loaded, loaded - left_loaded
+        # Same server, same HDFS files (reference files point at the parent's): locality stays.
+        # Block cache: the daughters start cold. HBase keys cached blocks by file name and
+        # offset; reads through a reference file were cached under the reference's path, and
+        # since HBASE-27474 the parent's blocks are evicted when it splits (both described in
+        # HBASE-28596) — assumption: no block the parent had cached serves a daughter. The
+        # page cache holds file pages, and the daughters read the parent's files on the same
+        # machine: it stays as warm as it was (reg_page_since is the parent's, copied).
+        loc = float(self.reg_locality[r])
+        for d in (r, b):
+            self.reg_refs[d] = True  # _open starts the compaction that rewrites them
+            self.reg_opened_at[d] = self.t
+            self._open(d, node, locality=loc)  # counters start at 0, as for any region opening
+        self.split_parents[parent] = (self.region_ids[r], self.region_ids[b])
+        self.log("split_done", f"{parent[:8]} -> {self.region_ids[r][:8]} + {self.region_ids[b][:8]} "
+                 f"on {self.nodes[node].host} ({total:.0f} MiB)")
 
     def decommission(self, node: SimNode) -> None:
         if node.rs_state in ("stopping", "stopped", "absent"):
@@ -429,13 +529,23 @@ class SimCluster:
             if n.vm_state == "stopping" and self.t >= n.terminate_at:
                 n.vm_state = "terminated"
                 self.log("terminated", n.instance_id)
+        # Splits whose parent's offline time is over (_finish_split). A split whose parent was
+        # sent elsewhere meanwhile (its server died or was decommissioned) is dropped: the
+        # parent reopens whole, as a move.
+        for r, node in list(self.splits.items()):
+            if self.reg_server[r] >= 0 or self.reg_open_target[r] != node:
+                del self.splits[r]
+                self.log("split_abandoned", self.region_ids[r][:8])
+            elif self.t >= self.reg_open_at[r] and self.nodes[node].rs_state == "active":
+                del self.splits[r]
+                self._finish_split(r, node)
         # Regions whose move or reopen is due.
         due = np.where((self.reg_server < 0) & (self.reg_open_at <= self.t) & (self.reg_open_target != -1))[0]
         for r in due:
             tgt = int(self.reg_open_target[r])
             if tgt >= 0 and self.nodes[tgt].rs_state == "active":
                 loc = self._locality_on(int(r), tgt) if self.transfer_mode == "none" else self.reg_locality[r]
-                self.reg_opened_at[r] = self.t
+                self.reg_opened_at[r] = self.reg_page_since[r] = self.t
                 self._open(int(r), tgt, locality=loc)
             elif tgt >= 0 and self.nodes[tgt].rs_state == "restarting":
                 continue  # opens when the restart ends
@@ -445,7 +555,7 @@ class SimCluster:
                     continue
                 counts = [int(np.sum(self.reg_assigned == n.index)) for n in live]
                 node = live[int(np.argmin(counts))].index
-                self.reg_opened_at[r] = self.t
+                self.reg_opened_at[r] = self.reg_page_since[r] = self.t
                 self._open(int(r), node, locality=self._locality_on(int(r), node))
         if self.balancer_on and (joined_now or self.t >= self._next_balance):
             self._balance()
@@ -525,6 +635,7 @@ class SimCluster:
             remaining -= mb
             if remaining <= 1e-9:
                 del self.compactions[r]
+                self.reg_refs[r] = False  # a daughter's reference files are rewritten
                 self.reg_locality[r] = 1.0
                 self.reg_home[r] = node
                 self.reg_written_at_nodes[r] = len(self.serving_nodes())
@@ -624,6 +735,15 @@ class SimCluster:
         page_blocks = max(h.ram_mb - h.heap_mb - h.os_mb, 0.0) * 1024.0 / np.maximum(block, 1e-9)
         mem = capacity.che_hit_ratios(seg_node, seg_blocks, seg_rate, cache_blocks + page_blocks,
                                       seg_age_s=np.concatenate([age, age]))
+        page_age = self.t - self.reg_page_since[idx]
+        if np.any(page_age > age):
+            # A split daughter: cold block cache, but the page cache still holds its parent's
+            # file pages. Memory serves at least what the page cache alone would hold since
+            # then (the same LRU with the page cache's size and age); for every other region
+            # both ages are equal and this bound is below the combined one.
+            page = capacity.che_hit_ratios(seg_node, seg_blocks, seg_rate, page_blocks,
+                                           seg_age_s=np.concatenate([page_age, page_age]))
+            mem = np.maximum(mem, page)
         self.reg_mem_hit[idx] = hr * mem[:m] + (1.0 - hr) * mem[m:]
 
     def _solve(self, bg_cpu: np.ndarray, bg_disk: np.ndarray):

@@ -2,6 +2,9 @@
 drivers (non-blocking), and a clock whose sleep advances the simulation."""
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pytest
 
 from actuator.drivers import DataStoreDriver, DriverError, InfrastructureDriver, NotOwnedError
@@ -135,3 +138,61 @@ def test_balancer_switch_reports_the_previous_state(sim):
     cl, *_, store = sim
     assert store.set_balancer(True) is False
     assert store.set_balancer(False) is True
+
+
+def _table_parts(store, table):
+    return {p.id: p for p in store.partitions() if p.table == table}
+
+
+def test_a_split_shows_in_partitions_after_the_offline_time_and_throughput_recovers(sim):
+    cl, clock, _, _, store = sim
+    clock.sleep(60)
+    before = float(np.array(cl.rec_ops)[30:60].sum(axis=1).mean())
+    parent = next(p for p in store.partitions() if p.table == "usertable_c")
+    old = _table_parts(store, parent.table)
+    store.split_partition(parent.id)
+    now = _table_parts(store, parent.table)
+    assert set(now) == set(old) and now[parent.id].server is None  # offline while it splits
+    clock.sleep(math.ceil(cl.settings.actions.split_offline_s) + 1)
+    now = _table_parts(store, parent.table)
+    daughters = set(now) - set(old)
+    assert parent.id not in now and len(now) == len(old) + 1 and len(daughters) == 2
+    assert all(now[d].server == parent.server for d in daughters)
+    # the metrics source reports the daughters, their counters from 0
+    sample = {p.id: p for p in SimMetricsSource(cl).sample().partitions}
+    assert daughters <= set(sample) and parent.id not in sample
+    # the daughters' compactions end in seconds; afterwards the cluster serves what it did
+    clock.sleep(60)
+    assert not cl.compactions
+    after = float(np.array(cl.rec_ops)[-30:].sum(axis=1).mean())
+    assert after > 0.99 * before, (before, after)
+
+
+def test_split_partition_is_idempotent_and_refuses_what_it_cannot_split(sim):
+    cl, clock, _, _, store = sim
+    clock.sleep(10)
+    pid = store.partitions()[0].id
+    store.split_partition(pid)
+    store.split_partition(pid)  # splitting already: nothing more
+    assert [e.kind for e in cl.events].count("split") == 1
+    clock.sleep(math.ceil(cl.settings.actions.split_offline_s) + 1)
+    n = len(store.partitions())
+    store.split_partition(pid)  # split already: not an error, nothing happens
+    assert len(store.partitions()) == n and [e.kind for e in cl.events].count("split") == 1
+    with pytest.raises(DriverError) as err:
+        store.split_partition("no-such-region")
+    assert not err.value.retryable
+    # a daughter still reads through reference files to its parent: not splittable until its
+    # compaction rewrote them
+    daughter = cl.split_parents[pid][1]
+    with pytest.raises(DriverError) as err:
+        store.split_partition(daughter)
+    assert err.value.retryable
+    clock.sleep(60)
+    store.split_partition(daughter)
+    # a region in transition (moving) is refused for now
+    moving = next(p for p in store.partitions() if p.server is not None and p.id not in cl.split_parents[pid])
+    store.move_partition(moving.id, next(s.id for s in store.servers() if s.id != moving.server))
+    with pytest.raises(DriverError) as err:
+        store.split_partition(moving.id)
+    assert err.value.retryable

@@ -93,3 +93,35 @@ def test_a_matching_profile_serves_more():
 def test_scan_node_serves_more_scans_than_default():
     scans = {"name": "E", "ycsb": "E", "threads": 50, "records": 1_900_000, "regions": 4}
     assert _one_node(scans, "scan") > _one_node(scans, "default")
+
+
+@given(hot_data=st.floats(0.05, 0.95), hot_ops=st.floats(0.05, 0.95),
+       cuts=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=6))
+def test_key_ranges_split_the_load_of_their_parent(hot_data, hot_ops, cuts):
+    """Any tiling of the key space gets all the requests, and a range cut anywhere gives its
+    two halves exactly its own requests (what a region split relies on)."""
+    edges = np.unique(np.concatenate([[0.0, 1.0], cuts]))
+    share, hot_req, hot_size = capacity.key_range_shares(edges[:-1], edges[1:], hot_data, hot_ops)
+    assert abs(share.sum() - 1.0) < 1e-9
+    whole, _, _ = capacity.key_range_shares(np.array([edges[0]]), np.array([edges[-1]]), hot_data, hot_ops)
+    assert abs(whole[0] - 1.0) < 1e-9
+    # hot requests of each range = its hot keys times the hot density
+    hot_keys = hot_size * (edges[1:] - edges[:-1])
+    assert np.allclose(share * hot_req, hot_keys * hot_ops / hot_data, atol=1e-12)
+
+
+def test_key_ranges_of_equal_regions_are_the_hotspot_shares():
+    for n in (1, 3, 4, 7):
+        i = np.arange(n)
+        a = capacity.hotspot_shares(n, 0.4, 0.5)
+        b = capacity.key_range_shares(i / n, (i + 1) / n, 0.4, 0.5)
+        assert all(np.allclose(x, y) for x, y in zip(a, b))
+
+
+def test_a_range_straddling_the_hot_boundary_gives_more_to_its_hot_half():
+    # MET §3.1's hotspot (40 % of the keys get 50 % of the requests); [0.25, 0.5) holds the
+    # boundary at 0.4: its left half is all hot, its right half 20 % hot
+    share, hot_req, hot_size = capacity.key_range_shares(np.array([0.25, 0.375]), np.array([0.375, 0.5]), 0.4, 0.5)
+    assert share[0] > share[1]
+    assert np.allclose(share, [0.125 * 1.25, 0.025 * 1.25 + 0.1 * 0.5 / 0.6])
+    assert np.allclose(hot_size, [1.0, 0.2]) and hot_req[0] == 1.0 and 0 < hot_req[1] < 1

@@ -2,6 +2,8 @@
 transfer serves moved partitions earlier than parallel transfer."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -237,3 +239,142 @@ def test_server_latency_grows_with_queueing_and_stays_under_what_clients_see(sim
     assert max(loaded) <= busy.latency_ms(), (loaded, busy.latency_ms())
     new = busy.launch("default", {"metctl:managed": "true", "metctl:cluster": "demo"})
     assert busy.server_latency_ms(new) is None  # no request has reached it
+
+
+# ---------------------------------------------------------------- region splits
+
+def _split_now(cl, r):
+    """Split region r and run until it took effect; return the daughters' indices."""
+    n = len(cl.region_ids)
+    cl.split(r)
+    cl.run_until(cl.t + math.ceil(cl.settings.actions.split_offline_s) + 1)  # opens at a step's start
+    assert len(cl.region_ids) == n + 1
+    return r, n
+
+
+def _hot_keys(hot_data, hot_ops, m=400_000):
+    """YCSB's hotspot generator's keys (fractions of the key space), sampled."""
+    rng = np.random.default_rng(3)
+    hot = rng.random(m) < hot_ops
+    return np.where(hot, rng.random(m) * hot_data, hot_data + rng.random(m) * (1 - hot_data))
+
+
+def test_a_split_gives_each_daughter_the_requests_of_its_half_of_the_keys(sim_cluster):
+    # 4 regions of MET's hotspot (40 % of the keys get 50 % of the requests): region 1 is
+    # [0.25, 0.5) and holds the hot range's end, so its left half is hotter
+    cl = sim_cluster(workloads=[{"name": "C", "ycsb": "C", "threads": 20, "records": 200_000, "regions": 4}])
+    cl.balancer_on = False
+    cl.run_until(30)
+    parent_share, parent_id = float(cl.reg_share[1]), cl.region_ids[1]
+    left, right = _split_now(cl, 1)
+    assert parent_id not in cl.region_ids and cl.split_parents[parent_id] == (cl.region_ids[left], cl.region_ids[right])
+    assert (cl.reg_lo[left], cl.reg_hi[left], cl.reg_lo[right], cl.reg_hi[right]) == (0.25, 0.375, 0.375, 0.5)
+    assert abs(cl.reg_share[left] + cl.reg_share[right] - parent_share) < 1e-12
+    assert cl.reg_share[left] > cl.reg_share[right]
+    keys = _hot_keys(0.4, 0.5)  # oracle: where YCSB's keys land
+    for d in (left, right):
+        observed = np.mean((keys >= cl.reg_lo[d]) & (keys < cl.reg_hi[d]))
+        assert abs(cl.reg_share[d] - observed) < 0.005
+    # ... and the operations counted on each daughter follow
+    cl.run_until(cl.t + 30)
+    reads = cl.reg_reads[[left, right]]
+    assert abs(reads[0] / reads.sum() - cl.reg_share[left] / parent_share) < 1e-6
+
+
+def test_splitting_the_insert_region_leaves_every_insert_on_one_daughter(sim_cluster):
+    # D (MET §3.1): 95 % inserts, appended at the end of the key space, on one region
+    cl = sim_cluster(workloads=[{"name": "D", "ycsb": "D", "threads": 5, "records": 100_000, "regions": 1,
+                                 "target_ops": 1500}])
+    cl.run_until(30)
+    left, right = _split_now(cl, 0)
+    assert (cl.reg_ins[left], cl.reg_ins[right]) == (0.0, 1.0)
+    cl.run_until(cl.t + 30)
+    assert cl.reg_writes[left] == 0 and cl.reg_writes[right] > 0
+    assert cl.reg_reads[left] > 0  # the loaded keys' reads still reach the left half
+    # the daughters hold half of the data each: the inserts made since the start are on the right
+    assert cl.reg_size[right] > cl.reg_size[left]
+
+
+def test_shares_stay_whole_per_table_through_splits(sim_cluster):
+    cl = sim_cluster()
+    cl.balancer_on = False
+    cl.run_until(20)
+    for r in (0, 2, 6, 7):
+        cl.split(r)
+    cl.run_until(cl.t + 60)  # offline, then the daughters' compactions end
+    for r in (0, len(cl.region_ids) - 1):
+        _split_now(cl, r)  # a daughter splits again once its reference files are gone
+    for ci, w in enumerate(cl.workloads):
+        mine = np.where(cl.reg_cls == ci)[0]
+        assert abs(cl.reg_share[mine].sum() - 1.0) < 1e-9, w.name
+        assert cl.reg_ins[mine].sum() == 1.0
+        order = mine[np.argsort(cl.reg_lo[mine])]
+        assert cl.reg_lo[order[0]] == 0 and cl.reg_hi[order[-1]] == 1
+        assert np.all(cl.reg_hi[order[:-1]] == cl.reg_lo[order[1:]])  # the ranges tile the keys
+    assert len(cl.region_ids) == 8 + 6 and len(set(cl.region_ids)) == 14
+
+
+def test_every_per_region_array_grows_with_a_split(sim_cluster):
+    """A split appends a region; an array with one entry per region that _grow_regions does not
+    know would be one short (and misindexed) afterwards."""
+    cl = sim_cluster()  # 8 regions; 3 workloads, 3 nodes, 2 client machines: no length clash
+    cl.run_until(10)
+    n = len(cl.region_ids)
+    assert n not in (len(cl.workloads), len(cl.nodes), len(cl.client_hosts))
+    per_region = {k for k, v in vars(cl).items()
+                  if (isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == n)
+                  or (isinstance(v, list) and len(v) == n and all(isinstance(x, str) for x in v))}
+    assert per_region == set(cl.REGION_ARRAYS) | set(cl.REGION_LISTS), (
+        "register every per-region array in SimCluster.REGION_ARRAYS / REGION_LISTS")
+    _split_now(cl, 0)
+    for k in per_region:
+        assert len(getattr(cl, k)) == n + 1, k
+
+
+def test_a_split_takes_its_region_offline_briefly_then_compacts_its_daughters(sim_cluster):
+    cl = sim_cluster()
+    cl.balancer_on = False
+    cl.run_until(60)
+    a = cl.settings.actions
+    r = int(np.where(cl.reg_server == 1)[0][0])
+    size, home, loc = float(cl.reg_size[r]), int(cl.reg_home[r]), float(cl.reg_locality[r])
+    cl.split(r)
+    assert cl.reg_server[r] == -1 and cl.reg_assigned[r] == -1 and len(cl.region_ids) == 8
+    cl.run_until(cl.t + math.ceil(a.split_offline_s) + 1)
+    left, right = r, 8
+    assert cl.reg_server[left] == cl.reg_server[right] == 1  # both stay on the parent's server
+    assert cl.reg_home[right] == home and cl.reg_locality[right] == loc  # same files, same node
+    assert cl.reg_size[left] == cl.reg_size[right] == size / 2
+    assert cl.reg_refs[left] and cl.reg_refs[right]
+    assert {left, right} <= set(cl.compactions) and cl.compactions[right][1] <= size / 2
+    assert cl.reg_warmth[right] < 1.0  # block cache: cold, like any region that opens
+    assert cl.reg_mem_hit[right] > 0.99  # page cache: still holds the parent's files
+    cl.run_until(cl.t + size / 2 / a.compaction_mb_s + 2)
+    assert not cl.compactions and not cl.reg_refs.any()
+    assert [e.kind for e in cl.events if e.kind.startswith("split")] == ["split", "split_done"]
+
+
+def test_a_split_abandoned_when_its_server_dies_reopens_the_parent_whole(sim_cluster):
+    cl = sim_cluster()
+    cl.balancer_on = False
+    cl.run_until(10)
+    r = int(np.where(cl.reg_server == 0)[0][0])
+    pid = cl.region_ids[r]
+    cl.split(r)
+    cl.terminate(cl.nodes[0])
+    cl.run_until(cl.t + cl.settings.actions.failover_s + 2)
+    assert cl.region_ids[r] == pid and len(cl.region_ids) == 8 and cl.reg_server[r] in (1, 2)
+    assert "split_abandoned" in [e.kind for e in cl.events]
+
+
+def test_a_daughter_moved_before_its_compaction_is_compacted_where_it_opens(sim_cluster):
+    cl = sim_cluster()
+    cl.balancer_on = False
+    cl.run_until(10)
+    r = int(np.where(cl.reg_server == 0)[0][0])
+    left, right = _split_now(cl, r)
+    cl.move(right, 2)
+    cl.run_until(cl.t + math.ceil(cl.settings.actions.move_s) + 1)
+    assert cl.reg_server[right] == 2 and cl.reg_refs[right] and cl.compactions[right][0] == 2
+    cl.run_until(cl.t + 60)
+    assert not cl.reg_refs.any() and cl.reg_locality[right] == 1.0 and cl.reg_home[right] == 2
