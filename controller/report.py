@@ -177,7 +177,8 @@ def summarize(run: Any, policy: str, *, seed: int | None = None) -> dict[str, An
                        "max_vms": int(s.vms[m].max()) if m.any() else 0})
     actions: dict[str, int] = {}
     for e in c.events:
-        if e.kind in ("launch", "terminate", "move", "transfer", "restart", "compact", "decommission", "balancer"):
+        if e.kind in ("launch", "terminate", "split", "move", "transfer", "restart", "compact",
+                      "decommission", "balancer"):
             actions[e.kind] = actions.get(e.kind, 0) + 1
     planned: dict[str, int] = {}
     for d in rec.decisions:
