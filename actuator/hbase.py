@@ -4,12 +4,12 @@ through a py4j gateway (actuator/hbase_gateway.py).
 - servers / partitions: live RegionServers (id "host,port", no start code) and the regions of
   every user table (encoded name -> server; None while in transition or offline). System
   tables (namespace `hbase`) are never listed, so metctl never moves hbase:meta.
-START AND OBSERVE: move_partition, restart_server, decommission and compact check their
-arguments, START the operation and return at once; the operation runs on the driver's worker
-threads (HBase's Admin.move and decommissionRegionServers wait on the master's procedure). The
-caller observes completion through servers() / partitions() on later calls, and decides how long
-is too long (metctl's executor: its one timeout table). The driver has no timeouts of its own; a
-failed operation is logged and shows as "not done" to the observer.
+START AND OBSERVE: move_partition, restart_server, decommission, compact and split_partition
+check their arguments, START the operation and return at once; the operation runs on the
+driver's worker threads (HBase's Admin.move and decommissionRegionServers wait on the master's
+procedure). The caller observes completion through servers() / partitions() on later calls, and
+decides how long is too long (metctl's executor: its one timeout table). The driver has no
+timeouts of its own; a failed operation is logged and shows as "not done" to the observer.
 
 - move_partition: `Admin.move(encodedName, ServerName)`; a move to where it already is does
   nothing; a target not live or a region that does not exist is refused at once.
@@ -18,6 +18,8 @@ failed operation is logged and shows as "not done" to the observer.
   the local-process one runs deploy/local-hbase/cluster.py restart-rs. Done when servers() shows
   it active with the new profile.
 - compact / compaction_running: major compaction of one region and its state.
+- split_partition: `Admin.splitRegionAsync(encodedName)` at HBase's split point; refused at once
+  if HBase will not split it; done when partitions() lists its two daughters instead of it.
 - decommission: `decommissionRegionServers(offload=true)` (regions move off, nothing new lands
   there), once it serves nothing a graceful `stopRegionServer`. Done when servers() no longer
   lists it.
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import subprocess
 import tempfile
 import threading
@@ -157,6 +160,9 @@ class HBaseDriver:
         # RegionServer per machine, "{host}:{port}" for several on one (the local cluster)
         self.host_format = host_format
         self._balancer_was_on: bool | None = None  # what metctl found, to restore on close
+        # regions this driver split: minutes after a split HBase's catalog janitor purges the
+        # parent from hbase:meta, and a region HBase no longer knows must still count as split
+        self._split_started: set[str] = set()
         self._conf_profiles: dict[str, str] = {}  # "host,port,startcode" -> profile in its /conf
 
     # -- plumbing ------------------------------------------------------------------------------
@@ -364,6 +370,45 @@ class HBaseDriver:
                            lambda: self.admin.getCompactionStateForRegion(partition_id.encode()))
         return str(state.name()) != "NONE"
 
+    def split_partition(self, partition_id: str) -> None:
+        """Start splitting a region at HBase's own split point and return once the master has
+        taken the request (its procedure then runs for a second or two). Refused at once
+        (DriverError naming HBase's reason): a region that does not exist or that HBase finds
+        no split point in (not retryable), one in transition or still holding references to
+        its own parent's files (retryable). A region already split is left alone."""
+        key = f"split {partition_id}"
+        if key in self.in_progress():
+            return
+        try:
+            future = self._call(key, lambda: self.admin.splitRegionAsync(partition_id.encode()))
+        except DriverError as e:
+            java_class, reason = _java_reason(e)
+            if not java_class:  # the gateway itself failed, not HBase
+                raise
+            if java_class.endswith(".UnknownRegionException"):
+                if partition_id in self._split_started:
+                    return
+                raise DriverError(f"no region {partition_id}", retryable=False) from e
+            refusal = split_refusal(partition_id, reason)
+            if refusal is None:
+                return
+            raise refusal from e
+        self._split_started.add(partition_id)
+
+        def finish(current: Callable[[], bool]) -> None:
+            # the procedure can still fail after the master took it (a RegionServer dying
+            # mid-split rolls it back): wait on its future so that the failure is logged
+            unit = self.jvm.java.util.concurrent.TimeUnit.MILLISECONDS
+            while current():
+                try:
+                    self._call(key, lambda: future.get(int(self.poll_s * 1000), unit))
+                    return
+                except DriverError as e:
+                    if _java_reason(e)[0] != "java.util.concurrent.TimeoutException":
+                        raise
+
+        self._start(key, finish)
+
     def decommission(self, server_id: str) -> None:
         """Start draining `server_id` (HBase picks the targets; nothing new lands there), then,
         once it serves nothing, stop it gracefully; return at once. Done when servers() no
@@ -437,6 +482,46 @@ class HBaseDriver:
         self._pool.shutdown(wait=True, cancel_futures=True)
         self.restore_balancer()
         self.gateway.close()
+
+
+def _java_reason(e: DriverError) -> tuple[str, str]:
+    """(Java exception class, first line of its message without class-name prefixes) of a
+    DriverError raised by HBaseDriver._call; ("", str(e)) when Java did not raise it."""
+    from py4j.protocol import Py4JJavaError
+
+    cause = e.__cause__
+    if not isinstance(cause, Py4JJavaError):
+        return "", str(e)
+    java = cause.java_exception
+    lines = str(java.getMessage() or "").strip().splitlines()
+    # a remote exception arrives as "<class>: <class>: text"
+    first = lines[0] if lines else ""
+    return str(java.getClass().getName()), re.sub(r"^(?:[\w.$]+(?:Exception|Error): )+", "", first)
+
+
+def split_refusal(partition_id: str, reason: str) -> DriverError | None:
+    """What the master's refusal to split a region means (its messages in HBase 2.6): the error
+    to raise, or None when the region is already split."""
+    state = re.search(r"is not OPEN; state=(\w+)", reason)
+    if state and state.group(1) in ("SPLIT", "SPLITTING"):
+        return None
+    if state and state.group(1) in ("MERGED", "MERGING"):
+        meaning, retryable = "it was merged into another region", False
+    elif state:
+        meaning, retryable = "it is in transition (HBase splits only an open region)", True
+    elif "bestSplitPoint = null" in reason:
+        # no store file has a middle key apart from its first and last: too little data
+        meaning, retryable = "HBase finds no split point in it (too small)", False
+    elif "NOT splittable" in reason:
+        # a daughter keeps references to its parent's files until they are compacted and
+        # cleaned (minutes), or its RegionServer is stopping: both pass
+        meaning, retryable = "not yet (a daughter of a recent split, or its server is stopping)", True
+    elif "split switch off" in reason:
+        meaning, retryable = "HBase's split switch is off (an operator's setting)", False
+    else:
+        return DriverError(f"split of region {partition_id} failed; HBase: {reason}")
+    return DriverError(f"cannot split region {partition_id}: {meaning}; HBase: {reason}",
+                       retryable=retryable)
 
 
 def _host_port(server_id: str) -> str:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from actuator.drivers import DriverError
-from actuator.hbase import CommandRestarter, _host_port, client_settings_from
+from actuator.hbase import CommandRestarter, _host_port, client_settings_from, split_refusal
 
 
 def test_a_quorum_becomes_hosts_and_one_client_port():
@@ -47,3 +47,27 @@ def test_the_restart_command_gets_the_server_and_a_settings_file(tmp_path):
 def test_a_failing_restart_command_is_a_driver_error(tmp_path):
     with pytest.raises(DriverError, match="exit 3|failed \\(3\\)"):
         CommandRestarter(["sh", "-c", "echo broken >&2; exit 3"])("rs1,16020", {})
+
+
+# The master's refusals as HBase 2.6.4 worded them on the local cluster.
+NO_SPLIT_POINT = ("Region not splittable because bestSplitPoint = null, maybe table is too small for "
+                  "auto split. For force split, try specifying split row")
+
+
+@pytest.mark.parametrize("reason, retryable", [
+    (NO_SPLIT_POINT, False),
+    ("4f1c NOT splittable", True),  # a fresh daughter still referencing its parent's files
+    ("4f1c is not OPEN; state=CLOSING", True),  # moving
+    ("4f1c is not OPEN; state=MERGED", False),
+    ("Split region t,user5,1.4f1c. failed due to split switch off", False),
+    ("something HBase has not said before", True),
+])
+def test_a_refused_split_names_the_region_and_hbases_reason(reason, retryable):
+    err = split_refusal("4f1c", reason)
+    assert err is not None and err.retryable is retryable
+    assert "4f1c" in str(err) and reason in str(err)
+
+
+@pytest.mark.parametrize("state", ["SPLIT", "SPLITTING"])
+def test_a_region_already_split_is_no_refusal(state):
+    assert split_refusal("4f1c", f"4f1c is not OPEN; state={state}") is None

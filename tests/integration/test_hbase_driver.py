@@ -1,5 +1,6 @@
 """HBaseDriver against a real local HBase 2.6 cluster (tests/fixtures/hbase.py): listing,
-moves confirmed by the master, per-region metrics, major compaction, the balancer switch."""
+moves confirmed by the master, per-region metrics, major compaction, splits, the balancer
+switch."""
 from __future__ import annotations
 
 import time
@@ -8,6 +9,7 @@ import pytest
 
 from actuator.drivers import DataStoreDriver, DriverError
 from actuator.hbase import HBaseDriver
+from tests.fixtures.hbase import TestTable
 from tests.fixtures.poll import poll
 
 pytestmark = pytest.mark.integration
@@ -136,6 +138,60 @@ def test_major_compaction_merges_store_files_and_reports_when_done(hbase_driver,
     assert wait_for(lambda: not hbase_driver.compaction_running(region), timeout_s=60)
     assert wait_for(lambda: store_files() == 1, timeout_s=30), "major compaction left several store files"
     assert hbase_table.get("user3005r") == b"x" * 100
+
+
+def count_rows(table) -> int:
+    """Rows a full scan returns, fetched a thousand per gateway call."""
+    scanner = table.table.getScanner(table.gateway.jvm.org.apache.hadoop.hbase.client.Scan())
+    try:
+        n = 0
+        while batch := scanner.next(1000):
+            n += len(batch)
+        return n
+    finally:
+        scanner.close()
+
+
+def drop_table(gateway, name: str) -> None:
+    admin, table_name = gateway.admin, gateway.jvm.org.apache.hadoop.hbase.TableName.valueOf(name)
+    if admin.tableExists(table_name):
+        admin.disableTable(table_name)
+        admin.deleteTable(table_name)
+
+
+def test_a_split_is_confirmed_when_two_daughters_on_its_server_replace_it(hbase_driver, hbase_gateway):
+    # a table of its own, dropped afterwards: the shared ones keep the region counts other tests
+    # rely on
+    drop_table(hbase_gateway, "split_me")  # left over by an interrupted run on a reused cluster
+    table = TestTable(hbase_gateway, "split_me", regions=3)  # [, user1) [user1, user9) [user9, )
+    try:
+        keys = [f"user{i:04d}" for i in range(0, 10_000, 5)]
+        table.put(keys)
+        table.flush()
+        parent = region_of(table, "user5000")  # 1,600 of the 2,000 rows
+        before = {p.id: p.server for p in hbase_driver.partitions() if p.table == "split_me"}
+        t0 = time.monotonic()
+        hbase_driver.split_partition(parent)
+        print(f"split_partition returned in {time.monotonic() - t0:.3f} s")
+
+        def split():
+            now = {p.id: p.server for p in hbase_driver.partitions() if p.table == "split_me"}
+            done = parent not in now and len(now) == len(before) + 1 and None not in now.values()
+            return now if done else None
+
+        now = wait_for(split, 60, f"{parent} replaced by two daughters")
+        print(f"split latency {time.monotonic() - t0:.2f} s")
+        daughters = set(now) - set(before)
+        assert len(daughters) == 2 and {now[d] for d in daughters} == {before[parent]}
+        assert {region_of(table, "user1000"), region_of(table, "user8995")} == daughters
+        assert count_rows(table) == len(keys)
+        hbase_driver.split_partition(parent)  # already split: nothing to do
+        # 200 rows fit in one store-file block: HBase finds no middle key to split at
+        with pytest.raises(DriverError, match="no split point") as e:
+            hbase_driver.split_partition(region_of(table, "user9000"))
+        assert e.value.retryable is False
+    finally:
+        drop_table(hbase_gateway, "split_me")
 
 
 def test_the_balancer_switch_reports_what_it_was_and_is_given_back(hbase_gateway):
