@@ -254,6 +254,7 @@ def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Deci
         return hold("nothing_moves", f"{why}; no busy partition can move off the overloaded "
                     "node(s) to a new one and lower it: new nodes would serve nothing")
 
+    refused: list[str] = []  # tables left whole, said in the plan or the hold
     if hot_partition and (policy.split_hot_partitions or policy.move_only_what_pays):
         splits, refused = (_hot_splits(snapshot, arrays, policy, memo, hot_partition)
                            if policy.split_hot_partitions else ([], []))
@@ -273,8 +274,8 @@ def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Deci
             return plan
     if overloaded:
         kinds = sorted({d.bottleneck for d in overloaded})
-        return hold("+".join(kinds), "; ".join(f"{d.node}: {d.reason}" for d in overloaded[:3]),
-                    next_step=step)
+        return hold("+".join(kinds), "; ".join([f"{d.node}: {d.reason}" for d in overloaded[:3]]
+                                               + refused), next_step=step)
 
     # No node overloaded: scale in, or nothing.
     underloaded = sum(v.verdict == "underloaded" for v in health.nodes

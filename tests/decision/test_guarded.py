@@ -180,6 +180,11 @@ def test_a_table_whose_splits_keep_the_load_on_one_half_is_left_whole():
     tries = G.resplit_tries
     assert ids == [[f"hot{k}.b"] for k in range(tries - 1)] + [[], []]
     assert "not split again" in plan.reason and plan.sizing.delta == 0
+    # said in a hold too, when nothing else moves
+    others_away = [partition(f"hot{tries}.a", "rs1", writes=0),  # idle: never moved
+                   partition(f"hot{tries}.b", "rs1", writes=4900)]
+    held = decide(later(make_snapshot([0.95, 0.2, 0.2], others_away), t + G.warmup_s + 1), G, memory)
+    assert held.is_empty and "not split again" in held.reason
     # An hour on, the workload may have changed: it may be tried again.
     retry = decide(later(snap, G.resplit_after_s), G, memory)
     assert [a.partition for a in retry.actions if a.op == "split"] == [f"hot{G.resplit_tries}.b"]
