@@ -16,7 +16,7 @@ from actuator.cassandra import CassandraDriver, LocalNodeTool
 from monitor.cassandra_views import CassandraViewsSource
 from monitor.collector import Collector
 from monitor.settings import MonitorSettings
-from tests.fixtures.cassandra import KEYSPACE, quorum_load
+from tests.fixtures.cassandra import KEYSPACE, NODE_COUNT, quorum_load, wait_ring_settled
 from tests.fixtures.poll import poll
 
 pytestmark = pytest.mark.integration
@@ -109,6 +109,7 @@ def test_join_then_decommission_at_quorum(cassandra_cluster_restored: Any, cassa
         assert (node.address, "decommission") not in fresh._ops
         wait_for(f"{node.address} to leave", lambda: node.address not in states(fresh), every_s=0.5)
         leave_s = time.monotonic() - t1
+        wait_ring_settled(cassandra_session, [n.address for n in cluster.nodes()[:NODE_COUNT]])
         cluster.stop_node(node.name)
         time.sleep(2)
     finally:
