@@ -339,13 +339,14 @@ def _costs(arrays: SnapshotArrays, policy: PolicyConfig) -> tuple[np.ndarray, np
 
 
 def move_pays(policy: PolicyConfig, w: float, size_mb: float, source: float,
-              dest: float) -> tuple[bool, float, float]:
+              dest: float, wait_s: float = 0.0) -> tuple[bool, float, float]:
     """Whether moving a partition with utilisation share `w` and `size_mb` of data from a node at
     `source` to one at `dest` pays: (pays, relief, cost), relief the load it takes off the
     hotter of the two (what the hot node sheds, less what the destination rises above it)
-    times move_payback_s, cost its share served cold while its data comes back plus its
-    offline time, both in node-seconds."""
-    relief = (source - max(source - w, dest + w)) * policy.move_payback_s
+    over what is left of move_payback_s once the destination has taken in the `wait_s` seconds
+    of data this plan already sends it, cost its share served cold while its data comes back
+    plus its offline time, both in node-seconds."""
+    relief = (source - max(source - w, dest + w)) * max(policy.move_payback_s - wait_s, 0.0)
     cost = w * (size_mb / policy.move_mb_s + policy.move_offline_s)
     return relief > 0 and relief > cost, relief, cost
 
@@ -361,6 +362,10 @@ def _greedy_moves(arrays: SnapshotArrays, loads: np.ndarray, sources: list[int],
     loads = loads.copy()
     cost = arrays.load if cost is None else cost
     moves: list[tuple[int, int, str]] = []
+    # Seconds of data each destination already takes in from this plan's earlier moves: one
+    # node reads (or is streamed) its new partitions' data at move_mb_s in all, so the tenth
+    # 3 GB region sent to a new node starts relieving its source 20 minutes later.
+    intake_s = np.zeros(len(loads))
     busy = np.flatnonzero((arrays.load > 0) & (cost > 0))
     heap = [(float(loads[i]), i) for i in dest]
     heapq.heapify(heap)
@@ -380,13 +385,17 @@ def _greedy_moves(arrays: SnapshotArrays, loads: np.ndarray, sources: list[int],
             why = ""
             if policy.move_gain_vs_cost:
                 # ...and, weighed, when what it takes off the hot node outweighs its warm-up.
-                pays, relief, spent = move_pays(policy, w, float(arrays.size_mb[p]),
-                                                float(loads[s]), float(loads[d]))
+                size = float(arrays.size_mb[p])
+                pays, relief, spent = move_pays(policy, w, size, float(loads[s]), float(loads[d]),
+                                                wait_s=float(intake_s[d]))
                 if not pays:
                     continue
+                queued = (f", after {intake_s[d]:.0f} s of this plan's earlier data to its node"
+                          if intake_s[d] >= 1 else "")
                 why = (f"; takes {relief:.0f} node-s off the hot node over move_payback_s "
-                       f"{policy.move_payback_s:g} > {spent:.0f} node-s of warm-up and offline "
-                       f"time ({arrays.size_mb[p]:.0f} MiB)")
+                       f"{policy.move_payback_s:g}{queued} > {spent:.0f} node-s of warm-up and "
+                       f"offline time ({size:.0f} MiB)")
+                intake_s[d] += size / policy.move_mb_s
             moves.append((p, d, why))
             loads[s] -= w
             loads[d] += w

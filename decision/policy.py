@@ -211,7 +211,9 @@ class PolicyConfig(BaseModel):
         "off the hotter of its two nodes (utilisation: what the source sheds, less what the "
         "destination rises above it) kept for `move_payback_s` beats its cost: the partition's "
         "share of its node served cold while its data is read back (size_mb / move_mb_s) plus "
-        "its offline time (move_offline_s). false: any move that lowers the hotter node.")
+        "its offline time (move_offline_s); the relief starts once the data the plan sends the same "
+        "node before it has arrived (one node takes data in at move_mb_s). false: any move that "
+        "lowers the hotter node.")
     move_payback_s: float = Field(
         600.0, gt=0, description="Seconds over which a move's relief must pay for it: how long "
         "the load a decision sees is assumed to last (assumption: two warm-up windows; the "

@@ -311,6 +311,26 @@ def test_a_move_that_cannot_pay_for_its_warm_up_is_not_made():
     assert weighed_off.summary.moves
 
 
+def test_moves_queued_behind_the_plans_earlier_data_to_the_same_node_must_still_pay():
+    # rs1 overloaded with eight 4 GiB partitions; everything goes to one new node, which takes
+    # their data in at move_mb_s: the third arrives ~8 minutes after the plan starts and would
+    # relieve rs1 for less than move_payback_s, the fifth not at all within it.
+    def snap(size_mb):
+        parts = [partition(f"h{k}", "rs1", reads=100, size_mb=size_mb) for k in range(8)] + \
+            [partition(f"c{k}", f"rs{2 + k % 3}", reads=20) for k in range(6)]
+        return make_snapshot([1.0, 0.7, 0.7, 0.7], parts)
+    small = decide(snap(10.0), G, DONE)
+    big = decide(snap(4 * 1024.0), G, DONE)
+    moved = [a for a in big.actions if a.op == "move"]
+    assert 0 < len(moved) < small.summary.moves
+    wait = 4 * 1024.0 / G.move_mb_s
+    # each later move to the same node says how long it waits for the data sent before it
+    to_new = [a for a in moved if a.target.startswith("new-")]
+    for k, a in enumerate(to_new[1:], start=1):
+        assert f"after {k * wait:.0f} s of this plan's earlier data to its node" in a.reason
+    assert len(to_new) * wait <= G.move_payback_s + wait
+
+
 def test_warm_up_counts_from_the_end_of_the_plan():
     snap = even([0.9] * 4)
     acted = decide(snap, G, DecisionMemory(step=4, first_decision_done=True))
