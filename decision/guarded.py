@@ -39,6 +39,7 @@ from decision.policy import PolicyConfig
 LAST_ACTION_AT = "met.last_action_at"     # taken_at (epoch s) of the last plan with actions
 OUT_BEFORE = "met.out_requests_before"    # requests served just before the last scale-out
 OUT_AT = "met.out_at"                     # taken_at of the last scale-out
+OUT_ADDED = "met.out_added"               # nodes that scale-out planned to add / nodes before it
 NO_GAIN_AT = "met.no_gain_requests"       # requests served when a scale-out did not pay
 SPLIT_LOAD = "met.split_load:"            # + table: requests/s the table's last split partition served
 SPLIT_AT = "met.split_at:"                # + table: taken_at of that split
@@ -165,6 +166,13 @@ def _groups(arrays: SnapshotArrays, policy: PolicyConfig,
                  for i, g in enumerate(GROUPS) if counts[i])
 
 
+def verify_need(policy: PolicyConfig, added: float | None) -> float:
+    """The rise in requests served that says a scale-out paid: verify_gain, but never more than
+    half the capacity it added (`added`: new nodes / nodes before). One node more on twenty is
+    5 % more capacity: asking it for a 5 % rise would call every such step a failure."""
+    return policy.verify_gain if added is None else min(policy.verify_gain, 0.5 * added)
+
+
 def _node_loads(arrays: SnapshotArrays) -> np.ndarray:
     on = arrays.node_of >= 0
     return np.bincount(arrays.node_of[on], weights=arrays.load[on],
@@ -192,7 +200,7 @@ def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Deci
             and now - _settled_since(memory, memo[OUT_AT]) >= policy.warmup_s:
         before = memo.pop(OUT_BEFORE, served)
         memo.pop(OUT_AT)
-        if served < before * (1 + policy.verify_gain):
+        if served < before * (1 + verify_need(policy, memo.pop(OUT_ADDED, None))):
             memo[NO_GAIN_AT] = served
     if NO_GAIN_AT in memo and abs(served - memo[NO_GAIN_AT]) > \
             policy.verify_gain * max(memo[NO_GAIN_AT], 1e-9) * 2:
@@ -240,6 +248,7 @@ def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Deci
             why += "; moving off the overloaded nodes does not fit: add 1"
         next_step = min(step * 2, policy.max_nodes)
         memo[OUT_BEFORE], memo[OUT_AT], memo[LAST_ACTION_AT] = served, now, now
+        memo[OUT_ADDED] = (target - current) / max(current, 1)
         new_memory = _with_memo(memory, memo, next_step)
         sizing = Sizing(current, target, target - current, next_step, "scale out: " + why)
         if not policy.move_only_what_pays:
@@ -247,7 +256,7 @@ def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Deci
         plan = _scale_out(snapshot, arrays, policy, health, sizing, new_memory)
         if plan is not None:
             return plan
-        for key in (OUT_BEFORE, OUT_AT, LAST_ACTION_AT):
+        for key in (OUT_BEFORE, OUT_AT, OUT_ADDED, LAST_ACTION_AT):
             memo.pop(key, None)
         if LAST_ACTION_AT in _memo(memory):
             memo[LAST_ACTION_AT] = _memo(memory)[LAST_ACTION_AT]

@@ -195,7 +195,8 @@ class PolicyConfig(BaseModel):
         "headroom gives the nodes back once none is overloaded.")
     verify_gain: float = Field(
         0.05, ge=0, le=1, description="The least rise (fraction) in requests served that counts "
-        "as a scale-out paying off.")
+        "as a scale-out paying off; never more than half the capacity the scale-out added (+1 node "
+        "on 20: 2.5 %).")
     scale_in_on_headroom: bool = Field(
         True, description="Remove one node when none is overloaded, at least one is underloaded "
         "and the mean CPU over one node fewer stays under cpu_high x scale_in_headroom (MET's "

@@ -2,6 +2,8 @@
 scale in on headroom, move only what pays, and the safety rules (both met variants)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -109,6 +111,26 @@ def test_a_scale_out_that_did_not_raise_requests_stops_further_ones():
     # Switched off, it keeps adding.
     off = PolicyConfig(verify_after_acting=False)
     assert decide(later(after, G.warmup_s + 1), off, acted.memory).sizing.delta > 0
+
+
+def test_a_small_step_on_a_large_cluster_is_judged_by_the_capacity_it_added():
+    # +1 node on 20 adds 5 % capacity: a 3 % rise in requests served is that step paying
+    # (half of it is enough), where on 4 nodes +2 (+50 %) the same 3 % is no gain.
+    def verdict(cpus, step, rise):
+        snap = even(cpus)
+        acted = decide(snap, G, DecisionMemory(step=step, first_decision_done=True))
+        after = carry_out(snap, acted, cpu=0.9)
+        after = replace(after, partitions=tuple(
+            replace(p, reads=p.reads * rise, writes=p.writes * rise) for p in after.partitions))
+        return acted, decide(later(after, G.warmup_s + 1), G, acted.memory)
+    acted, plan = verdict([0.9] * 20, 1, 1.03)
+    assert acted.sizing.delta == 1
+    assert not plan.reason.startswith("hold (no_gain)") and plan.sizing.delta > 0
+    acted, plan = verdict([0.9] * 4, 2, 1.03)
+    assert acted.sizing.delta == 2 and plan.reason.startswith("hold (no_gain)")
+    # a flat cluster of twenty stays no_gain: the rule is relaxed, not gone
+    acted, plan = verdict([0.9] * 20, 1, 1.0)
+    assert plan.reason.startswith("hold (no_gain)")
 
 
 def test_one_hot_partition_does_not_add_nodes():
