@@ -12,13 +12,18 @@ observed on later ticks through `servers()` (gossip: NORMAL -> active, BOOT -> s
 LEAVING -> draining, LEFT -> gone), the way the executor watches every driver.
 
 Admin goes through NodeTool (a subprocess with an argument list, never a shell) behind the small
-`NodeAdmin` Protocol; `LocalNodeTool` is the one for deploy/local-cassandra/.
+`NodeAdmin` Protocol: `CommandNodeTool` runs the configured argv templates
+(`datastore.cassandra.nodetool_command` / `restart_command`, what `metctl run` uses);
+`LocalNodeTool` drives a deploy/local-cassandra/ cluster object directly (tests, demo).
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import subprocess
+import tempfile
+from pathlib import Path
 from typing import Any, Mapping, Protocol, Sequence
 
 from actuator.drivers import DriverError, PartitionLocation, ServerInfo
@@ -53,16 +58,22 @@ PROFILE_SETTINGS: dict[str, dict[str, Any]] = {
 }
 
 
-def connect(contact_points: Sequence[str], port: int = 9042, **kw: Any) -> tuple[Any, Any]:
+def connect(contact_points: Sequence[str], port: int = 9042, connect_timeout_s: float = 10,
+            **kw: Any) -> tuple[Any, Any]:
     """(Cluster, Session) of the python cassandra-driver; imported here so the rest of metctl runs
     without the optional `cassandra` extra."""
     os.environ.setdefault("CASS_DRIVER_NO_EXTENSIONS", "1")
-    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
-    from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
+    try:
+        from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+        from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
+    except ImportError as err:
+        raise DriverError("the Cassandra client is not installed: pip install 'metctl[cassandra]'",
+                          retryable=False) from err
 
     profile = ExecutionProfile(load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy()),
                                request_timeout=10)
-    cluster = Cluster(list(contact_points), port=port, connect_timeout=10, control_connection_timeout=10,
+    cluster = Cluster(list(contact_points), port=port, connect_timeout=connect_timeout_s,
+                      control_connection_timeout=connect_timeout_s,
                       execution_profiles={EXEC_PROFILE_DEFAULT: profile}, **kw)
     try:
         return cluster, cluster.connect()
@@ -115,12 +126,77 @@ class LocalNodeTool:
             return None
 
 
+def fill(template: Sequence[str], **values: str) -> list[str]:
+    """An argv template with its {placeholders} replaced (plain replacement: no other brace in
+    an argument is touched, the way the HBase restart command is filled)."""
+    out = []
+    for arg in template:
+        for k, v in values.items():
+            arg = arg.replace("{" + k + "}", v)
+        out.append(arg)
+    return out
+
+
+class CommandNodeTool:
+    """NodeAdmin from the config's argv templates (datastore.cassandra): `nodetool` with
+    {address}, NodeTool's own arguments appended; `restart` with {address} {profile} {settings}.
+    Each NodeTool run's output goes to `log_dir/nodetool-<address>.log` (operators read why a
+    decommission failed there). The profile each node was last restarted with is kept in
+    `profiles_file` (JSON, address -> profile), so a restarted metctl still knows it."""
+
+    def __init__(self, nodetool: Sequence[str], restart: Sequence[str] = (), *, log_dir: str | Path,
+                 profiles_file: str | Path | None = None, restart_timeout_s: float = 300):
+        self.nodetool = list(nodetool)
+        self.restart_template = list(restart)
+        self.log_dir = Path(log_dir)
+        self.profiles_file = Path(profiles_file) if profiles_file else self.log_dir / "cassandra-profiles.json"
+        self.restart_timeout_s = restart_timeout_s
+
+    def start(self, address: str, *args: str) -> subprocess.Popen:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.log_dir / f"nodetool-{address}.log", "ab") as logf:
+            return subprocess.Popen(fill(self.nodetool, address=address) + list(args), stdout=logf,
+                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+    def restart(self, address: str, profile: str, settings: Mapping[str, Any]) -> None:
+        if not self.restart_template:
+            raise DriverError(f"cannot restart {address} with profile {profile!r}: no "
+                              "datastore.cassandra.restart_command is configured", retryable=False)
+        with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="metctl-cassandra-profile-") as f:
+            json.dump(dict(settings), f)
+            f.flush()
+            cmd = fill(self.restart_template, address=address, profile=profile, settings=f.name)
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=self.restart_timeout_s,
+                                      stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired as err:
+                raise DriverError(f"restart of {address} took over {self.restart_timeout_s:.0f} s") from err
+        if proc.returncode != 0:
+            raise DriverError(f"restart of {address} failed ({proc.returncode}): {proc.stderr.strip()[-500:]}")
+        known = self._profiles()
+        known[address] = profile
+        self.profiles_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.profiles_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(known, indent=2, sort_keys=True))
+        os.replace(tmp, self.profiles_file)  # atomic: a reader never sees half a file
+
+    def _profiles(self) -> dict[str, str]:
+        try:
+            return dict(json.loads(self.profiles_file.read_text()))
+        except (OSError, ValueError):
+            return {}
+
+    def profile_of(self, address: str) -> str | None:
+        return self._profiles().get(address)
+
+
 class CassandraDriver:
     """DataStoreDriver over a CQL session (python cassandra-driver) and a NodeAdmin."""
 
     def __init__(self, session: Any, admin: NodeAdmin, *, profiles: Mapping[str, Mapping[str, Any]] | None = None,
-                 query_timeout_s: float = 10.0):
+                 query_timeout_s: float = 10.0, connection: Any = None):
         self.session = session
+        self.connection = connection  # the driver's Cluster when this driver opened it (shut on close)
         self.admin = admin
         self.profiles = dict(profiles or PROFILE_SETTINGS)
         self.timeout = query_timeout_s
@@ -230,6 +306,8 @@ class CassandraDriver:
                               retryable=False)
         try:
             self.admin.restart(server_id, profile, self.profiles[profile])
+        except DriverError:
+            raise
         except Exception as err:  # noqa: BLE001
             raise DriverError(f"restart of {server_id} failed: {err}") from err
 
@@ -276,10 +354,29 @@ class CassandraDriver:
         """Cassandra has no balancer that moves data behind metctl's back."""
         return False
 
-    def close(self) -> None:
-        for p in self._ops.values():
-            if p.poll() is None:
-                p.wait(timeout=600)
+    def close(self, wait: bool = True) -> None:
+        """Wait for the NodeTool runs this driver started (wait=False: leave them running — a
+        stopping daemon must not block on a decommission, which goes on inside Cassandra and is
+        watched again by the next start), then close the connection if this driver opened it."""
+        if wait:
+            for p in self._ops.values():
+                if p.poll() is None:
+                    p.wait(timeout=600)
+        if self.connection is not None:
+            self.connection.shutdown()
+            self.connection = None
+
+
+def open_cassandra_driver(settings: Any, state_dir: str | Path, restart_timeout_s: float = 300) -> CassandraDriver:
+    """The driver `metctl run` / `metctl snapshot` use, from a CassandraStoreSettings: a CQL
+    connection to the contact points and NodeTool through the configured commands, its logs and
+    the nodes' profiles kept in `state_dir` (beside the journal). Unreachable: DriverError."""
+    cluster, session = connect(settings.contact_points, settings.native_port,
+                               connect_timeout_s=settings.query_timeout_s)
+    admin = CommandNodeTool(settings.nodetool_command, settings.restart_command, log_dir=state_dir,
+                            profiles_file=Path(state_dir) / "cassandra-profiles.json",
+                            restart_timeout_s=restart_timeout_s)
+    return CassandraDriver(session, admin, query_timeout_s=settings.query_timeout_s, connection=cluster)
 
 
 def _split(partition_id: str) -> tuple[str, str]:

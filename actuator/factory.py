@@ -1,10 +1,14 @@
-"""Build the configured infrastructure driver (infrastructure.driver: ec2 | openstack | local).
-The simulator's driver (`sim`) lives inside the simulated cluster and is built by the
-simulator harness, not here."""
+"""Build the configured infrastructure driver (infrastructure.driver: ec2 | openstack | local)
+and the Cassandra data-store driver (datastore.driver: cassandra; the HBase one needs its py4j
+gateway and is opened by `metctl run` itself). The simulator's drivers (`sim`) live inside the
+simulated cluster and are built by the simulator harness, not here."""
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 from actuator.drivers import InfrastructureDriver
-from actuator.settings import InfrastructureSettings
+from actuator.settings import CassandraStoreSettings, InfrastructureSettings
 
 
 class UnsupportedDriver(ValueError):
@@ -26,3 +30,14 @@ def make_infrastructure(settings: InfrastructureSettings, cluster: str) -> Infra
         return LocalDriver(settings.local, cluster)
     raise UnsupportedDriver(f"driver {settings.driver!r} has no nodes outside a simulation; "
                             "expected ec2, openstack or local")
+
+
+def make_cassandra_driver(settings: CassandraStoreSettings, state_dir: str | Path,
+                          restart_timeout_s: float = 300) -> Any:
+    """The Cassandra data-store driver (datastore.driver: cassandra): a CQL connection to the
+    contact points and NodeTool through the configured commands; NodeTool logs and the nodes'
+    profiles kept in `state_dir`. Imported here so metctl runs without the cassandra extra
+    until a config asks for it. Unreachable cluster or no client: DriverError."""
+    from actuator.cassandra import open_cassandra_driver
+
+    return open_cassandra_driver(settings, state_dir, restart_timeout_s=restart_timeout_s)

@@ -1,12 +1,14 @@
 """Settings of the actuator: the executor (timeouts, retries, throttles, journal), the
 infrastructure driver (sim | ec2 | openstack | local, one sub-section each) and the data-store
-driver. Every field has a default and a description with its unit; units are in the names.
+driver (sim | hbase | cassandra). Every field has a default and a description with its unit;
+units are in the names.
 
 Credentials are never settings: EC2 uses the standard AWS credential chain (environment,
 shared files, instance profile), OpenStack uses clouds.yaml or OS_* variables.
 """
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -207,10 +209,94 @@ class HBaseStoreSettings(BaseModel):
         return v
 
 
-class DataStoreSettings(BaseModel):
-    """Where partitions live: the simulator's store or a real HBase cluster."""
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+# Cassandra's own keyspaces: never a tenant's, never monitored as one
+CASSANDRA_SYSTEM_KEYSPACES = frozenset({
+    "system", "system_auth", "system_schema", "system_distributed", "system_traces",
+    "system_views", "system_virtual_schema", "system_cluster_metadata"})
+
+
+def _template_placeholders(argv: tuple[str, ...], allowed: frozenset[str]) -> tuple[str, ...]:
+    """An argv template may only name the placeholders metctl fills in (a typo would reach
+    the command as literal text)."""
+    for arg in argv:
+        for name in _PLACEHOLDER.findall(arg):
+            if name not in allowed:
+                raise ValueError(f"unknown placeholder {{{name}}} in {arg!r}; allowed: "
+                                 + ", ".join(f"{{{a}}}" for a in sorted(allowed)))
+    return argv
+
+
+class CassandraStoreSettings(BaseModel):
+    """How the Cassandra data-store driver reaches the cluster (used by driver: cassandra):
+    CQL for observation (gossip state, per-table counters in system_views), NodeTool for node
+    admin (decommission, cleanup, stream throughput). docs/cassandra.md."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    driver: Literal["sim", "hbase"] = Field("sim", description="Data-store driver.")
+    contact_points: tuple[str, ...] = Field(
+        ("127.0.0.1",), description="Addresses (host names or IPs, no port) of nodes the CQL "
+        "client first connects to; it discovers the others from the ring. Node ids in metctl "
+        "are the nodes' broadcast addresses.")
+    native_port: int = Field(9042, ge=1, le=65535, description="CQL native transport port "
+                             "(native_transport_port) of every node.")
+    keyspaces: tuple[str, ...] = Field(
+        (), description="Keyspaces whose tables metctl monitors (each table on each node is a "
+        "partition, keyspace.table@address). Empty = every keyspace but Cassandra's own system_*.")
+    nodetool_command: tuple[str, ...] = Field(
+        ("nodetool", "-h", "{address}", "-p", "7199"), description="Command (argv template) that "
+        "runs NodeTool against one node; metctl appends NodeTool's own arguments (decommission, "
+        "cleanup, setstreamthroughput -m N, compact KS TABLE). Placeholder {address}: the node's "
+        "address. Its JMX port must be reachable from metctl. Local cluster: python "
+        "deploy/local-cassandra/cluster.py --workdir W nodetool {address}.")
+    restart_command: tuple[str, ...] = Field(
+        (), description="Command (argv template) that restarts one node with a profile's "
+        "cassandra.yaml settings; placeholders {address}, {profile} and {settings} (a JSON file "
+        "of the settings). Empty = restarts with a profile fail (the plan stops at a consistent "
+        "point). Local cluster: python deploy/local-cassandra/cluster.py --workdir W restart-node "
+        "{address} --profile {profile} --settings {settings}.")
+    query_timeout_s: float = Field(
+        10.0, gt=0, description="Seconds for connecting and for one CQL query (gossip, "
+        "system_views).")
+
+    @field_validator("contact_points")
+    @classmethod
+    def _hosts(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for v in value:
+            if not v or not re.fullmatch(r"[A-Za-z0-9._\-]+", v):
+                raise ValueError(f"expected a host name or IPv4 address without port or scheme, got {v!r}")
+        return value
+
+    @field_validator("keyspaces")
+    @classmethod
+    def _keyspace_names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for v in value:
+            if not re.fullmatch(r"[A-Za-z0-9_]{1,48}", v):
+                raise ValueError(f"expected a keyspace name (letters, digits, _; at most 48), got {v!r}")
+            if v.lower() in CASSANDRA_SYSTEM_KEYSPACES:
+                raise ValueError(f"{v!r} is one of Cassandra's own keyspaces, not a tenant's")
+        return value
+
+    @field_validator("nodetool_command")
+    @classmethod
+    def _nodetool(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value or not value[0].strip():
+            raise ValueError("expected a command, e.g. [nodetool, -h, '{address}', -p, '7199']")
+        return _template_placeholders(value, frozenset({"address"}))
+
+    @field_validator("restart_command")
+    @classmethod
+    def _restart(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if value and not value[0].strip():
+            raise ValueError("expected a command (or an empty list: no restarts)")
+        return _template_placeholders(value, frozenset({"address", "profile", "settings"}))
+
+
+class DataStoreSettings(BaseModel):
+    """Where partitions live: the simulator's store, a real HBase or a real Cassandra cluster."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    driver: Literal["sim", "hbase", "cassandra"] = Field("sim", description="Data-store driver.")
     hbase: HBaseStoreSettings = HBaseStoreSettings()
+    cassandra: CassandraStoreSettings = CassandraStoreSettings()

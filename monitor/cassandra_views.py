@@ -11,13 +11,14 @@ Virtual tables are node-local, so each live node is asked itself (the python dri
 
 The counts are cumulative since the node started; the collector turns them into rates and treats
 a drop (a restarted node) as a reset, as for HBase regions. A partition is `keyspace.table@node
-address` (docs/cassandra.md). Host CPU comes from Ganglia as for HBase.
+address` (docs/cassandra.md); `keyspaces` limits it to the configured ones
+(datastore.cassandra.keyspaces). Host CPU comes from Ganglia as for HBase.
 """
 from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from monitor.source import PartitionSample, Sample
 
@@ -37,10 +38,15 @@ def partition_id(table: str, address: str) -> str:
 class CassandraViewsSource:
     """A MetricsSource over a python cassandra-driver Session."""
 
-    def __init__(self, session: Any, clock: Callable[[], float] = time.time, timeout_s: float = 5.0):
+    def __init__(self, session: Any, clock: Callable[[], float] = time.time, timeout_s: float = 5.0,
+                 keyspaces: Iterable[str] = ()):
         self.session = session
         self.clock = clock
         self.timeout = timeout_s
+        self.keyspaces = frozenset(keyspaces)  # empty: every keyspace but the system ones
+
+    def _watched(self, keyspace: str) -> bool:
+        return keyspace not in SYSTEM_KEYSPACES and (not self.keyspaces or keyspace in self.keyspaces)
 
     def _rows(self, view: str, columns: str, host: Any) -> list[Any]:
         from cassandra.query import SimpleStatement
@@ -52,12 +58,12 @@ class CassandraViewsSource:
         per: dict[str, dict[str, float]] = {}
         for field, view in COUNTERS:
             for r in self._rows(view, "keyspace_name, table_name, count", host):
-                if r.keyspace_name in SYSTEM_KEYSPACES:
+                if not self._watched(r.keyspace_name):
                     continue
                 per.setdefault(f"{r.keyspace_name}.{r.table_name}", {})[field] = float(r.count)
         sizes = {f"{r.keyspace_name}.{r.table_name}": float(r.mebibytes)
                  for r in self._rows("disk_usage", "keyspace_name, table_name, mebibytes", host)
-                 if r.keyspace_name not in SYSTEM_KEYSPACES}
+                 if self._watched(r.keyspace_name)}
         addr = host.address
         return [PartitionSample(id=partition_id(t, addr), table=t, server=addr,
                                 reads=c.get("reads", 0.0), writes=c.get("writes", 0.0),

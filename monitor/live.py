@@ -1,11 +1,13 @@
 """The live metric sources a MonitorSettings names: Ganglia (if `ganglia_endpoints`) and HBase
 /jmx (if `hbase_jmx_urls`), plus — when the data-store driver is given — its own server list
 (which servers are up and the profile each runs), for `metctl snapshot` and the daemon on a real
-cluster."""
+cluster. `cassandra_sources` is the same for a Cassandra cluster: Ganglia (if configured), the
+nodes' own system_views over CQL, and the driver's server list."""
 from __future__ import annotations
 
 from typing import Any
 
+from monitor.cassandra_views import CassandraViewsSource
 from monitor.datastore_source import DataStoreSource
 from monitor.ganglia import GangliaSource
 from monitor.hbase_jmx import HBaseJmxSource, RegionMetricsProvider
@@ -35,4 +37,18 @@ def live_sources(settings: MonitorSettings,
         sources.append(JvmSystemSource(settings.hbase_jmx_urls, discover=discover if settings.hbase_jmx_urls else None))
     if lists_servers:
         sources.append(DataStoreSource(admin))
+    return sources
+
+
+def cassandra_sources(settings: MonitorSettings, session: Any, store: Any,
+                      keyspaces: tuple[str, ...] = (), timeout_s: float = 5.0) -> list[MetricsSource]:
+    """Sources for a Cassandra cluster: node metrics from Ganglia (if `ganglia_endpoints`; a
+    node's host name is its address, see monitor.host_name_rule / host_name_map), per-table
+    per-node counters from each node's system_views over the CQL `session`, and `store`'s
+    (the Cassandra driver's) server list for which nodes are up and their profiles."""
+    sources: list[MetricsSource] = []
+    if settings.ganglia_endpoints:
+        sources.append(GangliaSource(settings))
+    sources.append(CassandraViewsSource(session, timeout_s=timeout_s, keyspaces=keyspaces))
+    sources.append(DataStoreSource(store))
     return sources

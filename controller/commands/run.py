@@ -5,11 +5,15 @@ cluster replaying a shipped scenario, with a live view of nodes, profiles, load 
 (log lines instead when there is no terminal, e.g. in CI), and writes the same report as
 `metctl simulate` at the end. `--once` runs until the first decision round and exits.
 
-With a live config (infrastructure ec2 | openstack | local, datastore hbase) it runs the daemon
-on the real cluster: Ganglia + RegionServer /jmx + the HBase driver's server list as sources,
-the configured infrastructure driver, the HBase driver (py4j gateway) with its restart command,
-the journaled executor, real time; HBase's balancer is off while metctl runs and restored (if
-it was on) when it stops. Each decision and hold is printed as one line.
+With a live config (infrastructure ec2 | openstack | local, datastore hbase | cassandra) it runs
+the daemon on the real cluster, with the configured infrastructure driver, the journaled
+executor and real time:
+- hbase: Ganglia + RegionServer /jmx + the HBase driver's server list as sources, the HBase
+  driver (py4j gateway) with its restart command; HBase's balancer is off while metctl runs and
+  restored (if it was on) when it stops;
+- cassandra: Ganglia + each node's system_views (CQL) + gossip's server list as sources, the
+  Cassandra driver (CQL + NodeTool through datastore.cassandra's commands; docs/cassandra.md).
+Each decision and hold is printed as one line.
 """
 from __future__ import annotations
 
@@ -242,16 +246,27 @@ class LiveLines(LoopObserver):
 
 def check_live_config(config: Any, path: str) -> None:
     """Refuse, before anything starts, a live config metctl cannot run (BadInput: exit 2)."""
+    if config.infrastructure.driver == "sim":
+        raise BadInput(path, "infrastructure.driver",
+                       "ec2, openstack or local with datastore.driver hbase or cassandra "
+                       "(sim needs datastore.driver sim)")
+    if config.datastore.driver == "cassandra":
+        _check_cassandra(config, path)
+    elif config.datastore.driver == "hbase":
+        _check_hbase(config, path)
+    else:
+        raise BadInput(path, "datastore.driver",
+                       f"hbase or cassandra with infrastructure.driver {config.infrastructure.driver} "
+                       "(the simulated store runs only with the simulated infrastructure)")
+    if config.executor.journal_path == ":memory:":
+        raise BadInput(path, "executor.journal_path",
+                       "a file: a live run must be able to resume its plan after a restart")
+
+
+def _check_hbase(config: Any, path: str) -> None:
     from actuator.drivers import DriverError
     from actuator.hbase import client_settings_from
 
-    if config.infrastructure.driver == "sim":
-        raise BadInput(path, "infrastructure.driver",
-                       "ec2, openstack or local with datastore.driver hbase (sim needs datastore.driver sim)")
-    if config.datastore.driver != "hbase":
-        raise BadInput(path, "datastore.driver",
-                       f"hbase with infrastructure.driver {config.infrastructure.driver} "
-                       "(the simulated store runs only with the simulated infrastructure)")
     if not config.datastore.hbase.zookeeper_quorum.strip():
         raise BadInput(path, "datastore.hbase.zookeeper_quorum",
                        "the HBase cluster's ZooKeeper quorum, host:port[,host:port…]")
@@ -263,9 +278,20 @@ def check_live_config(config: Any, path: str) -> None:
     if not config.monitor.hbase_jmx_urls:
         raise BadInput(path, "monitor.hbase_jmx_urls",
                        "at least one RegionServer /jmx URL (per-region counters come from there)")
-    if config.executor.journal_path == ":memory:":
-        raise BadInput(path, "executor.journal_path",
-                       "a file: a live run must be able to resume its plan after a restart")
+
+
+def _check_cassandra(config: Any, path: str) -> None:
+    if not config.datastore.cassandra.contact_points:
+        raise BadInput(path, "datastore.cassandra.contact_points",
+                       "at least one node address the CQL client can connect to")
+    # HBase-only sources next to a Cassandra store are a config mix-up, not something to ignore
+    if config.monitor.hbase_jmx_urls:
+        raise BadInput(path, "monitor.hbase_jmx_urls",
+                       "empty with datastore.driver cassandra (its per-table counters come from "
+                       "system_views over CQL)")
+    if config.monitor.hbase_jvm_system_metrics:
+        raise BadInput(path, "monitor.hbase_jvm_system_metrics",
+                       "false with datastore.driver cassandra (node metrics come from Ganglia)")
 
 
 def _unreachable(path: str, quorum: str, err: BaseException) -> BadInput:
@@ -280,22 +306,33 @@ def _unreachable(path: str, quorum: str, err: BaseException) -> BadInput:
                     f"a reachable HBase cluster at {quorum} ({redact(first)[:200]})")
 
 
-def run_live(config: Any, path: str, once: bool) -> None:
-    """The daemon on a real cluster (see the module docstring)."""
-    check_live_config(config, path)
-    from actuator.executor import Executor
-    from actuator.factory import make_infrastructure
+def cassandra_unreachable(path: str, settings: Any, err: BaseException) -> BadInput:
+    """The Cassandra form of `_unreachable`: the contact points named, the client's first line."""
+    first = next((ln.strip() for ln in str(err).splitlines() if ln.strip()), type(err).__name__)
+    return BadInput(path, "datastore.cassandra.contact_points",
+                    f"reachable Cassandra nodes at {', '.join(settings.contact_points)} port "
+                    f"{settings.native_port} ({redact(first)[:200]})")
+
+
+def open_cassandra(config: Any, path: str, state_dir: Path) -> Any:
+    """The Cassandra driver of a live config; an unreachable cluster is BadInput (exit 2)."""
+    from actuator.drivers import DriverError
+    from actuator.factory import make_cassandra_driver
+
+    try:
+        return make_cassandra_driver(config.datastore.cassandra, state_dir,
+                                     restart_timeout_s=config.executor.restart_timeout_s)
+    except DriverError as err:
+        raise cassandra_unreachable(path, config.datastore.cassandra, err) from None
+
+
+def _open_hbase(config: Any, path: str, infra: Any, journal_path: Path) -> tuple[Any, list[Any], Any]:
+    """The HBase driver (py4j gateway), its sources and how to close it; the balancer is off
+    from here until close (restored if metctl found it on)."""
     from actuator.hbase import CommandRestarter, open_hbase_driver
-    from actuator.journal import Journal
-    from controller.clock import RealClock
-    from controller.loop import ControlLoop, MemoryStore
-    from controller.production import Production
-    from monitor.collector import Collector
     from monitor.live import live_sources
 
-    console = Console()
     hb = config.datastore.hbase
-    infra = make_infrastructure(config.infrastructure, config.cluster)
     restarter = (CommandRestarter(list(hb.restart_command), timeout_s=config.executor.restart_timeout_s)
                  if hb.restart_command else None)
     if config.infrastructure.driver == "local":
@@ -304,25 +341,60 @@ def run_live(config: Any, path: str, once: bool) -> None:
         # RegionServers metctl launched restart through the local driver (it records their new
         # PID); the others through the restart command
         restarter = LocalRestarter(infra, fallback=restarter, host_format=hb.host_format)
-    journal_path = Path(config.executor.journal_path)
-    if not str(journal_path).startswith("file:"):
-        journal_path.parent.mkdir(parents=True, exist_ok=True)
-    prod = Production(config)
     # The gateway opens here: an unreachable cluster is an error (exit 1), not bad input.
     try:
         driver = open_hbase_driver(hb, restarter=restarter, host_format=hb.host_format,
                                    log_file=str(journal_path.with_name("hbase-gateway.log")))
     except Exception as err:  # noqa: BLE001 — Java exception text is not for the operator
         raise _unreachable(path, hb.zookeeper_quorum, err) from None
+    # metctl places regions itself: HBase's balancer would undo its moves (restored on
+    # exit). The first call that reaches the cluster: the gateway connects lazily.
     try:
-        # metctl places regions itself: HBase's balancer would undo its moves (restored on
-        # exit). The first call that reaches the cluster: the gateway connects lazily.
-        try:
-            driver.set_balancer(False)
-        except Exception as err:  # noqa: BLE001
-            raise _unreachable(path, hb.zookeeper_quorum, err) from None
+        driver.set_balancer(False)
+    except Exception as err:  # noqa: BLE001
+        driver.close()
+        raise _unreachable(path, hb.zookeeper_quorum, err) from None
+    # close: HBase's balancer back on if metctl found it on; gateway stopped
+    return driver, live_sources(config.monitor, admin=driver), driver.close
+
+
+def _open_cassandra(config: Any, path: str, journal_path: Path) -> tuple[Any, list[Any], Any]:
+    """The Cassandra driver, its sources (Ganglia if configured, each node's system_views, the
+    gossip server list) and how to close it (without waiting for a NodeTool run in flight: a
+    decommission goes on inside Cassandra and the next start watches it from the journal)."""
+    from monitor.live import cassandra_sources
+
+    cs = config.datastore.cassandra
+    driver = open_cassandra(config, path, journal_path.parent)
+    sources = cassandra_sources(config.monitor, driver.session, driver, keyspaces=cs.keyspaces,
+                                timeout_s=cs.query_timeout_s)
+    return driver, sources, lambda: driver.close(wait=False)
+
+
+def run_live(config: Any, path: str, once: bool) -> None:
+    """The daemon on a real cluster (see the module docstring)."""
+    check_live_config(config, path)
+    from actuator.executor import Executor
+    from actuator.factory import make_infrastructure
+    from actuator.journal import Journal
+    from controller.clock import RealClock
+    from controller.loop import ControlLoop, MemoryStore
+    from controller.production import Production
+    from monitor.collector import Collector
+
+    console = Console()
+    infra = make_infrastructure(config.infrastructure, config.cluster)
+    journal_path = Path(config.executor.journal_path)
+    if not str(journal_path).startswith("file:"):
+        journal_path.parent.mkdir(parents=True, exist_ok=True)
+    prod = Production(config)
+    if config.datastore.driver == "cassandra":
+        driver, sources, close = _open_cassandra(config, path, journal_path)
+    else:
+        driver, sources, close = _open_hbase(config, path, infra, journal_path)
+    try:
         clock = RealClock()
-        collector = Collector(prod.watch(live_sources(config.monitor, admin=driver)), config.monitor)
+        collector = Collector(prod.watch(sources), config.monitor)
         # the executor's cluster-changing driver calls ask the leadership fence first
         executor = Executor(*prod.fence_drivers(infra, driver), config.executor, clock.now, config.cluster,
                             Journal(config.executor.journal_path))
@@ -344,4 +416,4 @@ def run_live(config: Any, path: str, once: bool) -> None:
         console.print(f"{c.decisions} decisions, {c.holds} holds, {c.errors} errors; journal "
                       f"{config.executor.journal_path}", highlight=False)
     finally:
-        driver.close()  # HBase's balancer back on if metctl found it on; gateway stopped
+        close()

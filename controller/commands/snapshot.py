@@ -1,6 +1,7 @@
-"""`metctl snapshot` — collect from live sources (Ganglia gmond/gmetad, HBase RegionServer /jmx)
-and print the ClusterSnapshot the controller would decide on, as JSON (the contract
-`metctl plan --snapshot` reads back) or a table.
+"""`metctl snapshot` — collect from live sources (Ganglia gmond/gmetad, HBase RegionServer /jmx,
+or with `datastore.driver: cassandra` each Cassandra node's system_views and gossip) and print
+the ClusterSnapshot the controller would decide on, as JSON (the contract `metctl plan
+--snapshot` reads back) or a table.
 
 Flags override the config's `monitor:` section; either source alone is enough. Request rates
 come from the difference of two samples, so with `--samples 1` partitions have no rate and the
@@ -30,7 +31,7 @@ _FLAG_OF = {"ganglia_endpoints": "--ganglia", "hbase_jmx_urls": "--hbase-jmx"}
 
 
 def _settings(base: MonitorSettings, ganglia: tuple[str, ...], jmx: tuple[str, ...],
-              config_file: str | None) -> MonitorSettings:
+              config_file: str | None, cassandra: bool = False) -> MonitorSettings:
     updates: dict[str, Any] = {}
     if ganglia:
         updates["ganglia_endpoints"] = ganglia
@@ -44,7 +45,7 @@ def _settings(base: MonitorSettings, ganglia: tuple[str, ...], jmx: tuple[str, .
         where = _FLAG_OF.get(field, f"monitor.{field}")
         raise BadInput("command line" if field in updates else (config_file or "config"),
                        where, first["msg"].removeprefix("Value error, ")) from None
-    if not settings.ganglia_endpoints and not settings.hbase_jmx_urls:
+    if not cassandra and not settings.ganglia_endpoints and not settings.hbase_jmx_urls:
         raise BadInput(config_file or "command line", "--ganglia / --hbase-jmx",
                        "at least one source: a gmond/gmetad HOST:PORT or a RegionServer URL "
                        "(flags, or monitor.ganglia_endpoints / monitor.hbase_jmx_urls in --config)")
@@ -85,7 +86,8 @@ def snapshot_table(snapshot: ClusterSnapshot, verdict: tuple[bool, str]) -> list
 
 @click.command(name="snapshot")
 @click.option("--config", "config_file", metavar="FILE", default=None,
-              help="metctl config (YAML); its `monitor:` section names the sources.")
+              help="metctl config (YAML); its `monitor:` section names the sources (with "
+                   "`datastore.driver: cassandra`, the Cassandra nodes are one).")
 @click.option("--ganglia", multiple=True, metavar="HOST:PORT",
               help="gmond or gmetad XML port (repeat for fail-over); overrides the config.")
 @click.option("--hbase-jmx", "hbase_jmx", multiple=True, metavar="URL",
@@ -101,11 +103,46 @@ def snapshot_table(snapshot: ClusterSnapshot, verdict: tuple[bool, str]) -> list
 def command(config_file: str | None, ganglia: tuple[str, ...], hbase_jmx: tuple[str, ...],
             samples: int, interval: float, fmt: str) -> None:
     """Collect from live sources and print the ClusterSnapshot metctl sees."""
-    base = load_config(config_file).monitor
-    settings = _settings(base, ganglia, hbase_jmx, config_file)
-    sources = live_sources(settings)
+    config = load_config(config_file)
+    cassandra = config.datastore.driver == "cassandra"
+    if cassandra and hbase_jmx:
+        raise BadInput("command line", "--hbase-jmx", "no RegionServer URL with datastore.driver "
+                       f"cassandra in {config_file} (its counters come from system_views over CQL)")
+    settings = _settings(config.monitor, ganglia, hbase_jmx, config_file, cassandra=cassandra)
+    store = None
+    if cassandra:
+        store, sources = _cassandra_sources(config, settings, config_file or "config")
+    else:
+        sources = live_sources(settings)
+    try:
+        _collect(sources, settings, samples, interval, fmt, per_partition=cassandra or bool(settings.hbase_jmx_urls))
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _cassandra_sources(config: Any, settings: MonitorSettings, path: str) -> tuple[Any, list[Any]]:
+    """datastore.driver cassandra: each node's system_views and gossip's server list (plus
+    Ganglia if configured), through the same driver `metctl run` opens (read-only here)."""
+    from pathlib import Path
+
+    from controller.commands.run import open_cassandra
+    from monitor.live import cassandra_sources
+
+    if settings.hbase_jmx_urls:
+        raise BadInput(path, "monitor.hbase_jmx_urls",
+                       "empty with datastore.driver cassandra (its per-table counters come from "
+                       "system_views over CQL)")
+    cs = config.datastore.cassandra
+    store = open_cassandra(config, path, Path(config.executor.journal_path).parent)
+    return store, cassandra_sources(settings, store.session, store, keyspaces=cs.keyspaces,
+                                    timeout_s=cs.query_timeout_s)
+
+
+def _collect(sources: list[Any], settings: MonitorSettings, samples: int, interval: float, fmt: str,
+             per_partition: bool) -> None:
     err = Console(stderr=True)
-    if samples == 1 and settings.hbase_jmx_urls:
+    if samples == 1 and per_partition:
         err.print("[yellow]note[/]: request rates need at least 2 samples (--samples 2); "
                   "with 1 sample partitions have no rate and are listed as missing")
     collector = Collector(sources, settings)

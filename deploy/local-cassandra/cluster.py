@@ -9,7 +9,8 @@ Used by the integration tests (tests/fixtures/cassandra.py), by `make demo-cassa
     python deploy/local-cassandra/cluster.py --workdir W start --nodes 2
     python deploy/local-cassandra/cluster.py --workdir W add-node     # prints the new node's address
     python deploy/local-cassandra/cluster.py --workdir W decommission n3 [--force]
-    python deploy/local-cassandra/cluster.py --workdir W nodetool n1 status
+    python deploy/local-cassandra/cluster.py --workdir W nodetool n1 status   # or the node's address
+    python deploy/local-cassandra/cluster.py --workdir W restart-node ADDRESS --profile P --settings S.json
     python deploy/local-cassandra/cluster.py --workdir W status
     python deploy/local-cassandra/cluster.py --workdir W stop
 
@@ -472,6 +473,10 @@ def main(argv: list[str] | None = None) -> int:
     nt = sub.add_parser("nodetool")
     nt.add_argument("name")
     nt.add_argument("args", nargs=argparse.REMAINDER)
+    rn = sub.add_parser("restart-node")
+    rn.add_argument("name")
+    rn.add_argument("--profile", required=True)
+    rn.add_argument("--settings", required=True, help="JSON file of cassandra.yaml settings")
     sub.add_parser("status")
     sub.add_parser("stop")
     a = ap.parse_args(argv)
@@ -491,10 +496,21 @@ def main(argv: list[str] | None = None) -> int:
         elif a.cmd == "stop-node":
             c.stop_node(a.name)
         elif a.cmd == "nodetool":
-            r = c.nodetool(a.name, *a.args)
-            sys.stdout.write(r.stdout)
-            sys.stderr.write(r.stderr)
-            return r.returncode
+            # replaced by NodeTool itself (no wrapper in between): metctl's
+            # datastore.cassandra.nodetool_command runs this, and a signal sent to it, or its
+            # exit code, is NodeTool's own; a decommission is not cut by a timeout here
+            cmd = c.nodetool_cmd(a.name, *a.args)
+            sys.stdout.flush()
+            os.execvp(cmd[0], cmd)
+        elif a.cmd == "restart-node":
+            # metctl's datastore.cassandra.restart_command: stop, rewrite cassandra.yaml with
+            # the profile's settings, start; returns once the JVM runs (metctl watches gossip)
+            n = c.node(a.name)
+            settings = json.loads(Path(a.settings).read_text())
+            c.stop_node(n.name)
+            c.write_conf(n, settings)
+            (Path(n.conf_dir) / "profile").write_text(a.profile + "\n")
+            c.spawn(n.name)
         elif a.cmd == "status":
             print(json.dumps(c.status(), indent=2))
         elif a.cmd == "stop":

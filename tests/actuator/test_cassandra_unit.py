@@ -52,3 +52,81 @@ def test_local_cassandra_yaml_round_trips(tmp_path) -> None:
     assert y1["data_file_directories"] == [str(tmp_path.resolve() / "data" / "n1" / "data")]
     assert c.status()["nodes"]["n1"]["running"] is False
     c.stop()  # nothing started: nothing signalled
+
+
+# A stand-in NodeTool / restart script: a real process that records its argv (and, for a
+# restart, the settings file it was handed) and exits with the code asked for.
+RECORDER = """\
+import json, sys, pathlib
+out = pathlib.Path(sys.argv[1])
+args = sys.argv[2:]
+doc = {"argv": args}
+if "--settings" in args:
+    doc["settings"] = json.loads(pathlib.Path(args[args.index("--settings") + 1]).read_text())
+with out.open("a") as f:
+    f.write(json.dumps(doc) + "\\n")
+print("recorded", *args)
+sys.exit(int(args[-1]) if args and args[-1].isdigit() and "exit" in args else 0)
+"""
+
+
+def _recorder(tmp_path):
+    import json
+    import sys
+
+    script = tmp_path / "recorder.py"
+    script.write_text(RECORDER)
+    calls = tmp_path / "calls.jsonl"
+
+    def read():
+        return [json.loads(ln) for ln in calls.read_text().splitlines()] if calls.exists() else []
+    return [sys.executable, str(script), str(calls)], read
+
+
+def test_command_nodetool_fills_the_address_and_appends_nodetool_arguments(tmp_path) -> None:
+    from actuator.cassandra import CommandNodeTool
+
+    base, calls = _recorder(tmp_path)
+    admin = CommandNodeTool([*base, "-h", "{address}", "-p", "7199"], log_dir=tmp_path / "state")
+    driver = CassandraDriver(session=None, admin=admin)  # type: ignore[arg-type]
+    driver._start_op("127.9.9.2", "cleanup", "cleanup")
+    assert admin_wait(driver, "127.9.9.2", "cleanup") == 0
+    assert calls() == [{"argv": ["-h", "127.9.9.2", "-p", "7199", "cleanup"]}]
+    # NodeTool's output is kept for the operator, one log per node
+    assert "recorded -h 127.9.9.2" in (tmp_path / "state" / "nodetool-127.9.9.2.log").read_text()
+
+
+def admin_wait(driver: CassandraDriver, address: str, op: str) -> int:
+    driver._ops[(address, op)].wait(timeout=30)
+    return driver.op_result(address, op)  # type: ignore[return-value]
+
+
+def test_command_restart_hands_the_profile_settings_and_remembers_the_profile(tmp_path) -> None:
+    from actuator.cassandra import PROFILE_SETTINGS, CommandNodeTool
+
+    base, calls = _recorder(tmp_path)
+    template = [*base, "restart-node", "{address}", "--profile", "{profile}", "--settings", "{settings}"]
+    admin = CommandNodeTool(["nodetool"], template, log_dir=tmp_path / "state")
+    driver = CassandraDriver(session=None, admin=admin)  # type: ignore[arg-type]
+    assert admin.profile_of("127.9.9.3") is None
+    driver.restart_server("127.9.9.3", "read")
+    (call,) = calls()
+    assert call["argv"][:4] == ["restart-node", "127.9.9.3", "--profile", "read"]
+    assert call["settings"] == PROFILE_SETTINGS["read"]
+    # a restarted metctl (a new admin on the same state dir) still knows the node's profile
+    assert CommandNodeTool(["nodetool"], template, log_dir=tmp_path / "state").profile_of("127.9.9.3") == "read"
+
+
+def test_a_failing_or_missing_restart_command_is_a_driver_error(tmp_path) -> None:
+    from actuator.cassandra import CommandNodeTool
+
+    base, _ = _recorder(tmp_path)
+    failing = CassandraDriver(None, CommandNodeTool(["nodetool"], [*base, "exit", "3"],  # type: ignore[arg-type]
+                                                    log_dir=tmp_path))
+    with pytest.raises(DriverError, match=r"restart of 127.9.9.4 failed \(3\)") as e:
+        failing.restart_server("127.9.9.4", "write")
+    assert e.value.retryable
+    none = CassandraDriver(None, CommandNodeTool(["nodetool"], (), log_dir=tmp_path))  # type: ignore[arg-type]
+    with pytest.raises(DriverError, match="restart_command") as e:
+        none.restart_server("127.9.9.4", "write")
+    assert not e.value.retryable  # retrying cannot help: the plan stops at a consistent point

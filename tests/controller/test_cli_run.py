@@ -43,6 +43,60 @@ def test_bad_live_configs_exit_2_with_one_line(tmp_path, capsys, dotted, value, 
     assert not (tmp_path / "journal.sqlite").exists()  # nothing half-started
 
 
+CASSANDRA = {
+    "cluster": "t",
+    "infrastructure": {"driver": "local"},
+    "datastore": {"driver": "cassandra", "cassandra": {"contact_points": ["127.0.0.1"], "native_port": 1}},
+    "telemetry": {"prometheus_enabled": False},
+}
+
+
+@pytest.mark.parametrize("dotted,value,field", [
+    ("datastore.cassandra.contact_points", [], "datastore.cassandra.contact_points"),
+    ("datastore.cassandra.contact_points", ["127.0.0.1:9042"], "datastore.cassandra.contact_points"),
+    ("datastore.cassandra.native_port", 70000, "datastore.cassandra.native_port"),
+    ("datastore.cassandra.keyspaces", ["system_auth"], "datastore.cassandra.keyspaces"),
+    ("datastore.cassandra.keyspaces", ["bad-name"], "datastore.cassandra.keyspaces"),
+    ("datastore.cassandra.nodetool_command", [], "datastore.cassandra.nodetool_command"),
+    ("datastore.cassandra.nodetool_command", ["nodetool", "-h", "{host}"], "datastore.cassandra.nodetool_command"),
+    ("datastore.cassandra.restart_command", ["restart", "{server}"], "datastore.cassandra.restart_command"),
+    ("datastore.cassandra.query_timeout_s", 0, "datastore.cassandra.query_timeout_s"),
+    ("datastore.cassandra.port", 9042, "datastore.cassandra.port"),
+    ("monitor.hbase_jmx_urls", ["http://127.0.0.1:1"], "monitor.hbase_jmx_urls"),
+    ("executor.journal_path", ":memory:", "executor.journal_path"),
+])
+def test_bad_cassandra_configs_exit_2_with_one_line(tmp_path, capsys, dotted, value, field):
+    cfg = tmp_path / "live.yaml"
+    doc = with_(CASSANDRA, dotted, value)
+    doc.setdefault("executor", {}).setdefault("journal_path", str(tmp_path / "journal.sqlite"))
+    cfg.write_text(yaml.safe_dump(doc))
+    assert main(["run", "--config", str(cfg), "--once"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(cfg) in err[0] and field in err[0], err
+    assert not (tmp_path / "journal.sqlite").exists()  # nothing half-started
+
+
+def test_an_unreachable_cassandra_is_one_line_naming_the_contact_points(tmp_path, capsys):
+    """Nothing listens on the native port: exit 2 in bounded time, the setting and the
+    addresses named, no traceback."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    doc = with_(CASSANDRA, "datastore.cassandra.native_port", port)
+    doc["datastore"]["cassandra"]["query_timeout_s"] = 2
+    doc["executor"] = {"journal_path": str(tmp_path / "state" / "journal.sqlite")}
+    cfg = tmp_path / "live.yaml"
+    cfg.write_text(yaml.safe_dump(doc))
+    for args in (["run", "--once", "--api", "off"], ["snapshot", "--samples", "1"]):
+        assert main([*args, "--config", str(cfg)]) == 2, args
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err[-1].startswith(f"metctl: {cfg}: datastore.cassandra.contact_points: reachable "
+                                  f"Cassandra nodes at 127.0.0.1 port {port}"), (args, err)
+        assert not any("Traceback" in ln for ln in err), err
+
+
 def test_sim_infrastructure_with_the_hbase_store_is_refused(tmp_path, capsys):
     cfg = tmp_path / "live.yaml"
     cfg.write_text(yaml.safe_dump(with_(LIVE, "infrastructure.driver", "sim")))

@@ -1,28 +1,39 @@
 """Cassandra 5.0 on a real local cluster (tests/fixtures/cassandra.py: 2 nodes, one JVM each):
-the system_views monitor against the client's own counts, a join and a decommission with QUORUM
-traffic running (no operation may fail), a decommission resumed by a fresh driver after the
-first one's NodeTool was SIGKILLed, and a node killed while it bootstraps.
+the system_views monitor against the client's own counts, a join and then a scale-in through the
+journaled executor with QUORUM traffic running (no operation may fail) whose controller process
+is SIGKILLed mid-decommission and resumed from the journal, and a node killed while it
+bootstraps.
 
 Load is a small python cassandra-driver loop (deploy/local-cassandra/load.py), not YCSB.
 """
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+import yaml
 
 from actuator.cassandra import CassandraDriver, LocalNodeTool
+from actuator.journal import Journal, JournalError
 from monitor.cassandra_views import CassandraViewsSource
 from monitor.collector import Collector
 from monitor.settings import MonitorSettings
-from tests.fixtures.cassandra import KEYSPACE, NODE_COUNT, quorum_load, wait_ring_settled
+from tests.fixtures.cassandra import (
+    KEYSPACE, NODE_COUNT, ROOT, metctl_config, open_executor, quorum_load, wait_ring_settled,
+)
 from tests.fixtures.poll import poll
 
 pytestmark = pytest.mark.integration
 
 TABLE = f"{KEYSPACE}.usertable"
 RF = 2
+PLAN_ID = "scale-in-1"
 
 
 # A bootstrap streams and compacts on 2 shared cores: ~1-2 min alone, past 4 min once when
@@ -64,15 +75,37 @@ def test_monitor_counts_match_the_clients(cassandra_session: Any, cassandra_driv
     assert load.failed == 0
 
 
-def test_join_then_decommission_at_quorum(cassandra_cluster_restored: Any, cassandra_session: Any,
-                                          cassandra_driver: CassandraDriver, capsys: pytest.CaptureFixture) -> None:
-    """A third node bootstraps (UJ, then UN) and later leaves (UL, then gone) while a QUORUM
-    read/write loop runs: not one operation fails and every acknowledged write reads back. The
-    first decommission's NodeTool is SIGKILLed (the controller died); a fresh driver's
-    decommission is a no-op on a LEAVING node and the leave completes."""
+def drain_step(journal_path: Path) -> dict[str, Any] | None:
+    """The scale-in plan's drain step as the journal has it (a reader beside the controller)."""
+    try:
+        journal = Journal(journal_path, readonly=True)
+    except JournalError:  # the controller is still creating it
+        return None
+    try:
+        steps = journal.load_steps(PLAN_ID) if journal.load_plan(PLAN_ID) else []
+    finally:
+        journal.close()
+    return steps[0] if steps else None
+
+
+def test_join_then_a_scale_in_whose_controller_is_sigkilled(
+        tmp_path: Path, cassandra_cluster_restored: Any, cassandra_session: Any,
+        cassandra_driver: CassandraDriver, capsys: pytest.CaptureFixture) -> None:
+    """A third node bootstraps (UJ, then UN) while a QUORUM read/write loop runs. Then a
+    controller process carries out a scale-in plan (drain = decommission of that node) through
+    the journaled executor and is SIGKILLed, with its NodeTool, while the node is leaving (issue
+    15). A fresh driver's decommission is a no-op on the LEAVING node; a new executor resumes
+    the plan from the same journal, issues no second decommission, and the leave completes: the
+    ring is back to the two original nodes, QUORUM stayed available (>= 99.9 %) and every
+    acknowledged write reads back."""
     cluster = cassandra_cluster_restored
+    originals = [n.address for n in cluster.nodes()[:NODE_COUNT]]
+    cfg = tmp_path / "metctl.yaml"
+    cfg.write_text(yaml.safe_dump(metctl_config(cluster, tmp_path / "state")))
+    journal_path = tmp_path / "state" / "journal.sqlite"
     load = quorum_load(cassandra_session, TABLE)
     load.start()
+    controller = None
     try:
         time.sleep(2)
         t0 = time.monotonic()
@@ -98,24 +131,56 @@ def test_join_then_decommission_at_quorum(cassandra_cluster_restored: Any, cassa
             assert [cassandra_driver.op_result(a, op) for a in cluster.contact_points()] == [0] * 3, op
         got = cluster.nodetool(cluster.nodes()[0].name, "getstreamthroughput", "-m")
         assert got.returncode == 0 and "16" in got.stdout, got.stdout + got.stderr
+
+        # the controller: a process of its own (group), so the kill takes its NodeTool too
         t1 = time.monotonic()
-        cassandra_driver.decommission(node.address)
-        wait_for("decommission to start", lambda: states(cassandra_driver).get(node.address) == "draining",
-                 timeout_s=60, every_s=0.3)
-        # the controller dies: its NodeTool child with it; the leave goes on inside Cassandra
-        cassandra_driver._ops[(node.address, "decommission")].kill()
+        with open(tmp_path / "controller.out", "wb") as out:
+            controller = subprocess.Popen(
+                [sys.executable, "-m", "tests.fixtures.cassandra", "execute", str(cfg), node.address, PLAN_ID],
+                cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+
+        def leaving() -> bool:
+            if controller.poll() is not None:
+                raise AssertionError("the controller ended before it was killed:\n"
+                                     + (tmp_path / "controller.out").read_text()[-3000:])
+            step = drain_step(journal_path) if journal_path.exists() else None
+            return bool(step and step["sub_state"] == "decommission" and step["called"]) and \
+                cassandra_driver.gossip(ask=node.address).get(node.address) == "LEAVING"
+        wait_for("the journaled decommission under way (node LEAVING)", leaving, timeout_s=120, every_s=0.3)
+        os.killpg(controller.pid, signal.SIGKILL)
+        assert controller.wait(timeout=30) == -signal.SIGKILL
+        killed_s = time.monotonic() - t1
+
         fresh = CassandraDriver(cassandra_session, LocalNodeTool(cluster))
-        fresh.decommission(node.address)  # resumed: LEAVING -> nothing new started
+        fresh.decommission(node.address)  # LEAVING -> nothing new started
         assert (node.address, "decommission") not in fresh._ops
-        wait_for(f"{node.address} to leave", lambda: node.address not in states(fresh), every_s=0.5)
+        executor, driver = open_executor(cfg)  # a new controller on the same journal
+        status = executor.resume()
+        assert (status.plan_id, status.state) == (PLAN_ID, "running"), status
+        deadline = time.monotonic() + 480
+        while executor.busy and time.monotonic() < deadline:
+            status = executor.tick()
+            time.sleep(0.5)
         leave_s = time.monotonic() - t1
-        wait_ring_settled(cassandra_session, [n.address for n in cluster.nodes()[:NODE_COUNT]])
+        assert status.state == "done", status
+        # it only watched: no NodeTool decommission of its own, one request in the whole journal
+        assert (node.address, "decommission") not in driver._ops
+        events = [e["message"] for e in executor.journal.events(PLAN_ID, limit=500)]
+        assert sum(f"decommission of {node.address} requested" in m for m in events) == 1, events
+        assert any("resuming plan" in m for m in events), events
+        assert node.address not in states(driver)
+        driver.close()
+        wait_ring_settled(cassandra_session, originals)
         cluster.stop_node(node.name)
         time.sleep(2)
     finally:
+        if controller is not None and controller.poll() is None:
+            os.killpg(controller.pid, signal.SIGKILL)
+            controller.wait(timeout=30)
         load.stop()
     with capsys.disabled():
-        print(f"\ncassandra: join {join_s:.1f} s (states seen {sorted(seen)}), decommission {leave_s:.1f} s, "
+        print(f"\ncassandra: join {join_s:.1f} s (states seen {sorted(seen)}); scale-in: controller "
+              f"SIGKILLed {killed_s:.1f} s in, leave done {leave_s:.1f} s after the plan started (resumed); "
               f"{load.ok_writes + load.ok_reads} QUORUM ops, {load.failed} failed, "
               f"availability {load.availability:.5f}, RSS MB {cluster.rss_mb()}")
     assert "starting" in seen or join_s < 5
@@ -125,7 +190,7 @@ def test_join_then_decommission_at_quorum(cassandra_cluster_restored: Any, cassa
     assert load.availability >= 0.999, load.errors[:5]
     assert load.ok_writes > 100 and load.ok_reads > 100
     assert load.verify() == []
-    assert set(states(cassandra_driver)) == set(cluster.contact_points())
+    assert states(cassandra_driver) == {a: "active" for a in originals}
 
 
 def test_node_killed_while_joining(cassandra_cluster_restored: Any, cassandra_session: Any,
