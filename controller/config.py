@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from actuator.settings import DataStoreSettings, ExecutorSettings, InfrastructureSettings
 from common.documents import Document, load_document  # noqa: F401  (re-exported)
@@ -40,6 +42,28 @@ class MetctlConfig(BaseModel):
     ha: HASettings = HASettings()
     telemetry: TelemetrySettings = TelemetrySettings()
     control: ControlSettings = ControlSettings()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _store_places_cassandra_data(cls, data: Any) -> Any:
+        """Cassandra spreads its data itself (token ranges): with datastore.driver cassandra the
+        policy only sizes the cluster (policy.data_placement: store), unless the file says
+        otherwise, which the after-check refuses."""
+        if isinstance(data, dict) and isinstance(data.get("datastore"), dict) \
+                and data["datastore"].get("driver") == "cassandra":
+            policy = data.get("policy")
+            if policy is None:
+                data = {**data, "policy": {"data_placement": "store"}}
+            elif isinstance(policy, dict) and "data_placement" not in policy:
+                data = {**data, "policy": {**policy, "data_placement": "store"}}
+        return data
+
+    @model_validator(mode="after")
+    def _cassandra_needs_store_placement(self) -> MetctlConfig:
+        if self.datastore.driver == "cassandra" and self.policy.data_placement != "store":
+            raise ValueError("policy.data_placement must be store with datastore.driver "
+                             "cassandra: Cassandra places its own data, metctl cannot move it")
+        return self
 
 
 # ---------------------------------------------------------------- the metctl config

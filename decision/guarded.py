@@ -125,7 +125,8 @@ def diagnose(snapshot: ClusterSnapshot, arrays: SnapshotArrays, health: Health,
         share = top[i] / node_load[i] if node_load[i] > 0 else 0.0
         # The hottest partition's own part of the node's utilisation, and the rest's.
         u = utilisation(m.cpu, m.io_wait, policy)
-        if policy.diagnose and share * u * policy.cpu_high >= policy.split_load_fraction \
+        if policy.diagnose and policy.data_placement == "metctl" \
+                and share * u * policy.cpu_high >= policy.split_load_fraction \
                 and (1 - share) * u < 1.0:
             out.append(Diagnosis(node.id, "hot_partition", (
                 f"one partition carries {share:.0%} of its requests ({share * u * policy.cpu_high:.2f}"
@@ -245,7 +246,8 @@ def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Deci
             if plan is not None:
                 return plan
             target = current + 1
-            why += "; moving off the overloaded nodes does not fit: add 1"
+            why += ("; add 1" if policy.data_placement == "store" else
+                    "; moving off the overloaded nodes does not fit: add 1")
         next_step = min(step * 2, policy.max_nodes)
         memo[OUT_BEFORE], memo[OUT_AT], memo[LAST_ACTION_AT] = served, now, now
         memo[OUT_ADDED] = (target - current) / max(current, 1)
@@ -473,6 +475,13 @@ def _scale_out(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: Policy
         by_profile[n.profile] = by_profile.get(n.profile, 0.0) + load
     profile = max(sorted(by_profile), key=lambda p: by_profile[p]) if by_profile else "default"
     profiles = [n.profile for n in arrays.active] + [profile] * k
+    if policy.data_placement == "store":
+        # the store streams each new node its share as it joins: nothing for metctl to move
+        launches = [Action(op="launch", node=ids[current + j], profile=profile, cause="scale_out",
+                           reason=f"scale out: new {profile} node {j + 1} of {k}; the data store "
+                           "gives it its share of the data as it joins") for j in range(k)]
+        return _plan(snapshot, arrays, policy, health, sizing, memory, ids, profiles, [],
+                     "scale_out", "", launches, None)
     util, cost = _costs(arrays, policy)
     util = np.concatenate([util, np.zeros(k)])
     mean = float(util.sum()) / max(sizing.target, 1)
@@ -503,7 +512,9 @@ def _rebalance(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: Policy
                health: Health, memory: DecisionMemory, memo: dict[str, float], step: int,
                needs: list[Diagnosis], why: str) -> Plan | None:
     """Size unchanged but a node overloaded: move its partitions to nodes with room, if that
-    brings it under the mean-plus-headroom; None when nothing fits."""
+    brings it under the mean-plus-headroom; None when nothing fits (or the store places data)."""
+    if policy.data_placement == "store":
+        return None
     util, cost = _costs(arrays, policy)
     if util.sum() <= 0:
         return None
@@ -594,7 +605,8 @@ def _scale_in(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyC
     moves = []
     heap = [(float(after[i]), i) for i in rest]
     heapq.heapify(heap)
-    for p in mine.tolist():
+    for p in (mine.tolist() if policy.data_placement == "metctl" else []):
+        # (a store that places its data streams the removed node's share away itself)
         _, d = heapq.heappop(heap)
         moves.append((p, d, ""))
         after[d] += cost[p]

@@ -207,6 +207,13 @@ class PolicyConfig(BaseModel):
         "stay) onto the new or least loaded nodes, a scale-in only the removed node's "
         "partitions; no restarts and no compactions for balance. false: MET's full "
         "re-placement (LPT, profiles, compactions) at every plan.")
+    data_placement: Literal["metctl", "store"] = Field(
+        "metctl", description="Who places the data. metctl: metctl moves partitions between "
+        "nodes (HBase regions). store: the data store spreads its data itself when a node "
+        "joins or leaves (Cassandra's token ranges); metctl only sizes the cluster: a scale-out "
+        "launches nodes and moves nothing, a scale-in decommissions one node, nothing is split "
+        "or rebalanced. Set to store by datastore.driver: cassandra; needs the default met "
+        "(paper_faithful: false, move_only_what_pays: true).")
     move_gain_vs_cost: bool = Field(
         True, description="With move_only_what_pays: a move happens only when the load it takes "
         "off the hotter of its two nodes (utilisation: what the source sheds, less what the "
@@ -253,6 +260,11 @@ class PolicyConfig(BaseModel):
         if self.min_nodes > self.max_nodes:
             raise ValueError(f"min_nodes ({self.min_nodes}) must be at most max_nodes "
                              f"({self.max_nodes})")
+        if self.data_placement == "store" and self.name == "met" and \
+                (self.paper_faithful or not self.move_only_what_pays):
+            raise ValueError("data_placement: store (the data store places its data) needs "
+                             "paper_faithful: false and move_only_what_pays: true: MET's full "
+                             "re-placement moves partitions, which such a store cannot do")
         if isinstance(self.max_moves, int) and self.max_moves < 0:
             raise ValueError(f"max_moves ({self.max_moves}) must be >= 0 (an absolute count)")
         if isinstance(self.max_moves, float) and not (0 < self.max_moves <= 1):

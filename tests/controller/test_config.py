@@ -249,3 +249,20 @@ def test_secret_values_are_never_echoed(data, field):
     err = bad(parse_model, Cloudy, data, "c.yaml")
     assert err.field == field
     assert list(data.values())[0] not in err.line()
+
+
+def test_cassandra_is_sized_by_metctl_and_placed_by_the_store(tmp_path):
+    # Cassandra spreads its own data: the policy follows (data_placement: store) unless the
+    # file asks for what Cassandra cannot do, which is one line naming the key
+    def config(text):
+        path = tmp_path / "c.yaml"
+        path.write_text(text)
+        return path
+    cass = "datastore:\n  driver: cassandra\n"
+    assert load_config(config(cass)).policy.data_placement == "store"
+    assert load_config(config(cass + "policy:\n  cpu_high: 0.7\n")).policy.data_placement == "store"
+    assert load_config(config("policy:\n  cpu_high: 0.7\n")).policy.data_placement == "metctl"
+    with pytest.raises(BadInput, match="policy.data_placement must be store"):
+        load_config(config(cass + "policy:\n  data_placement: metctl\n"))
+    with pytest.raises(BadInput, match="paper_faithful: false"):
+        load_config(config(cass + "policy:\n  paper_faithful: true\n"))

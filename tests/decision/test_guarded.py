@@ -362,3 +362,33 @@ def test_warm_up_counts_from_the_end_of_the_plan():
     assert soon.is_empty and soon.reason.startswith("hold (transient)")
     # Without the loop's word, the warm-up counts from the decision and is over.
     assert not decide(later(snap, 600), G, acted.memory).reason.startswith("hold (transient)")
+
+
+STORE = PolicyConfig(data_placement="store")
+
+
+def cassandra_like(cpus):
+    """Cassandra's shape: one table, so one partition per node (the table's data on it)."""
+    parts = [partition(f"usertable@rs{i + 1}", f"rs{i + 1}", reads=500, writes=500)
+             for i in range(len(cpus))]
+    return make_snapshot(cpus, parts)
+
+
+def test_a_store_that_places_its_data_is_sized_not_rearranged():
+    snap = cassandra_like([0.95, 0.95])
+    # metctl placing the data: each node's load is its one partition, "hot": split, no node
+    assert decide(snap, G, DONE).sizing.delta == 0
+    plan = decide(snap, STORE, DONE)
+    check_plan(snap, plan)
+    assert plan.sizing.delta == 1 and plan.reason.startswith("scale out")
+    assert [a.op for a in plan.actions] == ["launch"]
+    assert "gives it its share of the data as it joins" in plan.actions[0].reason
+
+
+def test_a_store_that_places_its_data_scales_in_by_decommissioning_one_node():
+    plan = decide(cassandra_like([0.3, 0.3, 0.3, 0.05]), STORE, DONE)
+    assert [a.op for a in plan.actions] == ["drain", "terminate"]
+    assert plan.sizing.delta == -1 and plan.summary.moves == 0
+    # the kept nodes keep their data; the removed node's share leaves with its decommission
+    assert sorted(a.node for a in plan.assignment) == ["rs1", "rs2", "rs3"]
+    assert all(a.partitions == (f"usertable@{a.node}",) for a in plan.assignment)
