@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from actuator.hbase_jars import HBASE_VERSION
+
 
 class ExecutorSettings(BaseModel):
     """How the executor carries out a plan. Per-state launch timeouts follow Ray's autoscaler
@@ -226,8 +228,9 @@ class HBaseStoreSettings(BaseModel):
     zookeeper_quorum: str = Field("127.0.0.1:2181", description="hbase.zookeeper.quorum (host:port,…).")
     znode_parent: str = Field("/hbase", description="zookeeper.znode.parent of the cluster.")
     client_jars_dir: str | None = Field(
-        None, description="Directory with the HBase client jars for the py4j gateway; None = the "
-        "cached download of deploy/local-hbase.")
+        None, description="Directory with the HBase client jars for the py4j gateway (`metctl hbase-jars "
+        "fetch` prints it); None = where that command puts the default version "
+        f"($METCTL_CACHE or ~/.cache/metctl, then hbase-{HBASE_VERSION}/lib).")
     rpc_timeout_s: float = Field(60.0, gt=0, description="Timeout of one admin call, seconds.")
     restart_command: tuple[str, ...] = Field(
         (), description="Command (argv template) that restarts one RegionServer gracefully with new "
