@@ -33,6 +33,8 @@ class ManagedNode:
     address: str | None = None  # host name or IP the data store will report for it
     launched_at: float | None = None  # seconds since the epoch (or simulated seconds)
     tags: Mapping[str, str] = field(default_factory=dict)
+    # True for a node metctl did not launch but owns through infrastructure.adopt (actuator/adoption.py)
+    adopted: bool = False
 
 
 class DriverError(Exception):
@@ -56,10 +58,11 @@ class InfrastructureDriver(Protocol):
         """Ask for one node configured with `profile`; return its instance id at once."""
 
     def nodes(self) -> list[ManagedNode]:
-        """Every node this driver's cluster owns (tagged metctl:managed=true), terminated ones excluded."""
+        """Every node this driver's cluster owns — launched (tagged metctl:managed=true) or adopted
+        (infrastructure.adopt) — terminated ones excluded."""
 
     def terminate(self, instance_id: str) -> None:
-        """Terminate an owned node; raise NotOwnedError for anything metctl did not launch."""
+        """Terminate an owned node; raise NotOwnedError for anything metctl neither launched nor adopted."""
 
 
 @dataclass(frozen=True)

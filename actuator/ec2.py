@@ -3,9 +3,10 @@
 New nodes are `run_instances` with the configured image, instance type, subnet, security
 groups, key pair and IAM instance profile, the metctl tags (`metctl:managed=true`,
 `metctl:cluster`, `metctl:profile`, `metctl:launch`) and the profile's user data. Owned nodes are
-listed by tag filter (terminated ones excluded: EC2 keeps listing them for a while); only an
-instance carrying both metctl tags of this cluster is ever terminated — anything else raises
-NotOwnedError.
+listed by tag filter (terminated ones excluded: EC2 keeps listing them for a while), plus the
+instances `infrastructure.adopt` names (one describe call per entry, its instance ids, tags and
+hosts as EC2 filters, checked again by actuator/adoption.py). Only an owned instance — both
+metctl tags of this cluster, or adopted — is ever terminated; anything else raises NotOwnedError.
 
 Credentials come from the standard AWS chain (environment, shared config/credentials files,
 SSO, instance profile) through boto3's own session; this module never reads, stores or logs
@@ -17,10 +18,11 @@ import hashlib
 import logging
 from typing import Any, Mapping
 
+from actuator import adoption
 from actuator.drivers import (
     TAG_CLUSTER, TAG_LAUNCH, TAG_MANAGED, TAG_PROFILE, DriverError, ManagedNode, NotOwnedError,
 )
-from actuator.settings import Ec2Settings
+from actuator.settings import AdoptEntry, Ec2Settings
 
 log = logging.getLogger("metctl.actuator.ec2")
 
@@ -33,6 +35,11 @@ _FATAL_PREFIXES = ("InstanceLimitExceeded", "VcpuLimitExceeded", "InvalidAMIID",
                    "InvalidSubnetID", "InvalidGroup", "InvalidKeyPair", "UnauthorizedOperation",
                    "AuthFailure", "InvalidClientTokenId", "OptInRequired", "Unsupported",
                    "InvalidInstanceID", "MissingParameter", "InvalidInstanceType")
+# Ec2Settings.address -> (instance attribute, describe_instances filter naming it)
+_ADDRESS = {"private_ip": ("PrivateIpAddress", "private-ip-address"),
+            "private_dns": ("PrivateDnsName", "private-dns-name"),
+            "public_ip": ("PublicIpAddress", "ip-address"),
+            "public_dns": ("PublicDnsName", "dns-name")}
 
 
 def _client_token(token: str) -> str:
@@ -44,8 +51,9 @@ def _client_token(token: str) -> str:
 class Ec2Driver:
     """InfrastructureDriver on EC2."""
 
-    def __init__(self, settings: Ec2Settings, cluster: str, *, client: Any | None = None):
-        self.settings, self.cluster = settings, cluster
+    def __init__(self, settings: Ec2Settings, cluster: str, *, client: Any | None = None,
+                 adopt: tuple[AdoptEntry, ...] = ()):
+        self.settings, self.cluster, self.adopt = settings, cluster, adopt
         if client is None:
             import boto3  # the [ec2] extra
 
@@ -114,19 +122,38 @@ class Ec2Driver:
 
     def _node(self, inst: Mapping[str, Any]) -> ManagedNode:
         tags = {t["Key"]: t["Value"] for t in inst.get("Tags", [])}
-        attr = {"private_ip": "PrivateIpAddress", "private_dns": "PrivateDnsName",
-                "public_ip": "PublicIpAddress", "public_dns": "PublicDnsName"}[self.settings.address]
+        attr = _ADDRESS[self.settings.address][0]
         launched = inst.get("LaunchTime")
         return ManagedNode(
             instance_id=inst["InstanceId"], state=_STATES.get(inst["State"]["Name"], "failed"),
             profile=tags.get(TAG_PROFILE, "default"), address=inst.get(attr) or None,
-            launched_at=launched.timestamp() if launched is not None else None, tags=tags)
+            launched_at=launched.timestamp() if launched is not None else None, tags=tags,
+            adopted=not adoption.launched_here(tags, self.cluster))
+
+    def _owned(self, node: ManagedNode) -> bool:
+        return adoption.owned(self.adopt, self.cluster, instance_id=node.instance_id,
+                              address=node.address, tags=node.tags)
+
+    def _adopt_filters(self, entry: AdoptEntry) -> list[dict[str, Any]]:
+        """EC2 filters narrowing one adopt entry server-side (all must hold, like the entry)."""
+        filters = [{"Name": "instance-state-name", "Values": _LIVE}]
+        if entry.instance_ids:
+            filters.append({"Name": "instance-id", "Values": list(entry.instance_ids)})
+        if entry.hosts:
+            filters.append({"Name": _ADDRESS[self.settings.address][1], "Values": list(entry.hosts)})
+        filters += [{"Name": f"tag:{k}", "Values": [v]} for k, v in sorted(entry.tags.items())]
+        return filters
 
     def nodes(self) -> list[ManagedNode]:
         filters = [{"Name": f"tag:{TAG_MANAGED}", "Values": ["true"]},
                    {"Name": f"tag:{TAG_CLUSTER}", "Values": [self.cluster]},
                    {"Name": "instance-state-name", "Values": _LIVE}]
-        return sorted((self._node(i) for i in self._describe(filters)), key=lambda n: n.instance_id)
+        out = {n.instance_id: n for n in map(self._node, self._describe(filters))}
+        for entry in self.adopt:
+            for node in map(self._node, self._describe(self._adopt_filters(entry))):
+                if node.instance_id not in out and self._owned(node):
+                    out[node.instance_id] = node
+        return [out[k] for k in sorted(out)]
 
     def terminate(self, instance_id: str) -> None:
         try:
@@ -137,11 +164,9 @@ class Ec2Driver:
             raise
         if not found:
             raise NotOwnedError(f"no instance {instance_id}: metctl terminates only nodes it launched")
-        tags = {t["Key"]: t["Value"] for t in found[0].get("Tags", [])}
-        if tags.get(TAG_MANAGED) != "true" or tags.get(TAG_CLUSTER) != self.cluster:
-            raise NotOwnedError(f"instance {instance_id} is not tagged {TAG_MANAGED}=true, "
-                                f"{TAG_CLUSTER}={self.cluster}: metctl did not launch it")
-        if found[0]["State"]["Name"] == "terminated":
+        if not self._owned(self._node(found[0])):
+            raise NotOwnedError(adoption.not_owned(f"instance {instance_id}", self.cluster))
+        if found[0]["State"]["Name"] in ("shutting-down", "terminated"):
             return
         try:
             self.ec2.terminate_instances(InstanceIds=[instance_id])

@@ -19,15 +19,15 @@ def make_infrastructure(settings: InfrastructureSettings, cluster: str) -> Infra
     if settings.driver == "ec2":
         from actuator.ec2 import Ec2Driver
 
-        return Ec2Driver(settings.ec2, cluster)
+        return Ec2Driver(settings.ec2, cluster, adopt=settings.adopt)
     if settings.driver == "openstack":
         from actuator.openstack import OpenStackDriver
 
-        return OpenStackDriver(settings.openstack, cluster)
+        return OpenStackDriver(settings.openstack, cluster, adopt=settings.adopt)
     if settings.driver == "local":
         from actuator.local import LocalDriver
 
-        return LocalDriver(settings.local, cluster)
+        return LocalDriver(settings.local, cluster, adopt=settings.adopt)
     raise UnsupportedDriver(f"driver {settings.driver!r} has no nodes outside a simulation; "
                             "expected ec2, openstack or local")
 

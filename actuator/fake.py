@@ -20,10 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from actuator import adoption
 from actuator.drivers import (
     TAG_CLUSTER, TAG_MANAGED, TAG_PROFILE, DriverError, ManagedNode, NotOwnedError,
     PartitionLocation, ServerInfo,
 )
+from actuator.settings import AdoptEntry
 
 
 @dataclass(frozen=True)
@@ -184,6 +186,11 @@ class FakeInfrastructure:
 
     def __init__(self, world: FakeCluster):
         self.w = world
+        self.adopt: tuple[AdoptEntry, ...] = ()  # infrastructure.adopt, as a test sets it
+
+    def _owned(self, iid: str, inst: Mapping[str, Any]) -> bool:
+        return adoption.owned(self.adopt, self.w.cluster, instance_id=iid, address=inst["address"],
+                              tags=inst["tags"])
 
     def launch(self, profile: str, user_data: str, tags: Mapping[str, str]) -> str:
         w = self.w
@@ -210,14 +217,15 @@ class FakeInfrastructure:
         out = []
         for iid, inst in w.s["instances"].items():
             tags = inst["tags"]
-            if tags.get(TAG_MANAGED) != "true" or tags.get(TAG_CLUSTER) != w.cluster:
+            if not self._owned(iid, inst):
                 continue
             state = w._instance_state(inst)
             if state == "terminated":
                 continue
             out.append(ManagedNode(instance_id=iid, state=state, profile=inst["profile"],
                                    address=inst["address"] if state in ("running", "stopping") else None,
-                                   launched_at=inst["launched_at"], tags=dict(tags)))
+                                   launched_at=inst["launched_at"], tags=dict(tags),
+                                   adopted=not adoption.launched_here(tags, w.cluster)))
         return out
 
     def terminate(self, instance_id: str) -> None:
@@ -226,9 +234,8 @@ class FakeInfrastructure:
         inst = w.s["instances"].get(instance_id)
         if inst is None:
             raise DriverError(f"no instance {instance_id}", retryable=False)
-        tags = inst["tags"]
-        if tags.get(TAG_MANAGED) != "true" or tags.get(TAG_CLUSTER) != w.cluster:
-            raise NotOwnedError(f"instance {instance_id} is not tagged {TAG_MANAGED}=true in cluster {w.cluster}")
+        if not self._owned(instance_id, inst):
+            raise NotOwnedError(adoption.not_owned(f"instance {instance_id}", w.cluster))
         if inst["terminated_at"] is None:
             inst["terminated_at"] = w.clock() + w.delays.terminate_s
             w._effect("terminate", instance_id)

@@ -34,14 +34,9 @@ DEFAULT_JAVA_OPTS: tuple[str, ...] = ("-Xmx256m", "-XX:+UseSerialGC", "-XX:Tiere
                                       "-Djava.net.preferIPv4Stack=true", *JDK17_FLAGS)
 
 
-HBASE_VERSION = "2.6.4-hadoop3"  # what deploy/local-hbase/cluster.py fetches by default
-
-
-def default_client_jars_dir(version: str = HBASE_VERSION) -> Path:
-    """Where deploy/local-hbase/cluster.py fetch caches the HBase jars ($METCTL_CACHE or
-    ~/.cache/metctl, then hbase-<version>/lib)."""
-    root = Path(os.environ.get("METCTL_CACHE", Path.home() / ".cache" / "metctl"))
-    return root / f"hbase-{version}" / "lib"
+# What `metctl hbase-jars fetch` (and deploy/local-hbase/cluster.py fetch) fetch by default, and
+# where: $METCTL_CACHE or ~/.cache/metctl, then hbase-<version>/lib.
+from actuator.hbase_jars import HBASE_VERSION, default_client_jars_dir  # noqa: E402,F401
 
 
 def py4j_jar() -> str:
@@ -87,7 +82,7 @@ class HBaseGateway:
         from py4j.java_gateway import GatewayParameters, JavaGateway, launch_gateway
 
         if not any(self.lib_dir.glob("hbase-client-*.jar")):
-            raise DriverError(f"no hbase-client jar in {self.lib_dir}; run deploy/local-hbase/cluster.py fetch",
+            raise DriverError(f"no hbase-client jar in {self.lib_dir}; run metctl hbase-jars fetch",
                               retryable=False)
         cp = [str(self.lib_dir / "*")]
         if self.conf_dir:

@@ -14,6 +14,15 @@ Ports: node k gets `base_port + k * port_stride` (the lowest free slot); templat
 `{port}` and `{port1}`…`{portN}` (= port + i, within the stride), e.g. an HBase RegionServer's
 RPC and info ports. `address_template` (default `127.0.0.1:{port}`) is what the data store must
 report as the node's host.
+
+Adoption (`infrastructure.adopt`, hosts only): a process this driver did not start but that
+listens on an adopted host:port (e.g. a RegionServer `cluster.py start` started) is found
+through /proc (its listening socket's inode, then the PID holding it; only processes of this
+user are visible) and recorded like a node, with its PID and start time, as
+`local-<cluster>-adopted-<port>-<pid>`. It is listed while alive and may be terminated: SIGTERM
+then SIGKILL to that PID alone (it is not in a session metctl created, so never its group). It
+is never restarted by this driver (its command is unknown). A process at no adopted address is
+never touched.
 """
 from __future__ import annotations
 
@@ -29,8 +38,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
+from actuator import adoption
 from actuator.drivers import TAG_CLUSTER, TAG_MANAGED, TAG_PROFILE, DriverError, ManagedNode, NotOwnedError
-from actuator.settings import LocalSettings
+from actuator.settings import AdoptEntry, LocalSettings
 from actuator.userdata import node_document
 
 log = logging.getLogger("metctl.actuator.local")
@@ -80,6 +90,48 @@ def child_environment() -> dict[str, str]:
             and not any(w in k.upper() for w in _SECRET_NAME)}
 
 
+def _listening_inodes(ip: str, port: int) -> set[str]:
+    """Inodes of the TCP sockets listening on ip:port (or on every address) in /proc/net/tcp{,6}."""
+    v4 = socket.inet_aton(ip)[::-1].hex().upper()  # /proc writes IPv4 little-endian
+    wanted = {v4, "00000000", "0" * 24 + v4, "0000000000000000FFFF0000" + v4, "0" * 32}
+    if ip.startswith("127."):
+        wanted.add("00000000000000000000000001000000")  # ::1
+    out = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            f = line.split()
+            addr, _, hex_port = f[1].partition(":")
+            if f[3] == "0A" and int(hex_port, 16) == port and addr in wanted:  # 0A = LISTEN
+                out.add(f[9])
+    return out
+
+
+def listener_pid(address: str) -> int | None:
+    """The PID of a process of this user listening on `address` (host:port), if any."""
+    host, _, port = address.rpartition(":")
+    try:
+        ip = socket.gethostbyname(host.strip("[]"))
+    except OSError:
+        return None
+    inodes = {f"socket:[{i}]" for i in _listening_inodes(ip, int(port))}
+    if not inodes:
+        return None
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            for fd in (proc / "fd").iterdir():
+                if os.readlink(fd) in inodes:
+                    return int(proc.name)
+        except OSError:  # another user's process, or it exited meanwhile
+            continue
+    return None
+
+
 def _private_write(path: Path, text: str) -> None:
     """Write `text` to a file only its owner can read (user data may carry secrets)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -90,9 +142,11 @@ class LocalDriver:
     """InfrastructureDriver over processes on this machine."""
 
     def __init__(self, settings: LocalSettings, cluster: str, *, prepare: PrepareHook | None = None,
-                 clock: Callable[[], float] = time.time):
+                 clock: Callable[[], float] = time.time, adopt: tuple[AdoptEntry, ...] = ()):
         self.settings, self.cluster, self.prepare, self.clock = settings, cluster, prepare, clock
         self.root = Path(settings.state_dir)
+        self.adopt_hosts = tuple(h for e in adopt for h in e.hosts)
+        self._adopt_scanned: dict[str, float] = {}  # host -> when /proc was last searched for it
 
     # ------------------------------------------------------------------ bookkeeping
     @contextmanager
@@ -145,7 +199,9 @@ class LocalDriver:
             records = self._records()
             live = [r for r in records if r.get("state") != "terminated" and self._alive(r)]
             used = {r["slot"] for r in live}
-            slot = next((k for k in range(s.max_nodes) if k not in used), None)
+            taken = {r["port"] for r in live}  # adopted processes hold ports outside the slots' bookkeeping
+            slot = next((k for k in range(s.max_nodes)
+                         if k not in used and s.base_port + k * s.port_stride not in taken), None)
             if slot is None:
                 raise DriverError(f"all {s.max_nodes} local node slots are in use (infrastructure.local.max_nodes)",
                                   retryable=False)
@@ -210,12 +266,60 @@ class LocalDriver:
         self._write(rec)
         return proc.pid
 
+    # ------------------------------------------------------------------ adoption
+    def _adopted_here(self, rec: Mapping[str, Any]) -> bool:
+        """An adopted record whose host the config still adopts (dropping the entry disowns it)."""
+        return bool(rec.get("adopted")) and rec.get("address") in self.adopt_hosts
+
+    def _owned(self, rec: Mapping[str, Any]) -> bool:
+        return adoption.launched_here(rec.get("tags", {}), self.cluster) or self._adopted_here(rec)
+
+    def _adopt(self) -> None:
+        """Record the process listening on each adopted host not yet recorded alive. /proc is
+        searched at most every 5 s per host while nothing listens there."""
+        if not self.adopt_hosts:
+            return
+        records = self._records()
+        live = {r["address"] for r in records if r.get("state") != "terminated" and self._alive(r)}
+        launched_pids = {r.get("pid") for r in records if not r.get("adopted")}
+        for host in self.adopt_hosts:
+            if host in live or time.monotonic() - self._adopt_scanned.get(host, -1e9) < 5.0:
+                continue
+            self._adopt_scanned[host] = time.monotonic()
+            pid = listener_pid(host)
+            if pid is None:
+                continue
+            try:
+                session = os.getsid(pid)
+            except OSError:  # it exited meanwhile
+                continue
+            if pid in launched_pids or session in launched_pids:
+                continue  # one of the nodes this driver started (owned already)
+            start = _proc_start_time(pid)
+            if start is None:
+                continue
+            port = int(host.rpartition(":")[2])
+            iid = f"local-{self.cluster}-adopted-{port}-{pid}"
+            with self._locked():
+                (self.root / iid).mkdir(parents=True, exist_ok=True, mode=0o700)
+                self._write({"instance_id": iid, "cluster": self.cluster, "profile": "default",
+                             "tags": {}, "adopted": True, "slot": None, "port": port, "address": host,
+                             "state": "running", "pid": pid, "start_time": start,
+                             "launched_at": None, "adopted_at": self.clock()})
+            log.info("adopted local process %s at %s as %s", pid, host, iid)
+
     def nodes(self) -> list[ManagedNode]:
+        self._adopt()
         out = []
         for rec in self._records():
+            if rec.get("adopted") and not self._adopted_here(rec):
+                continue  # no longer adopted by the config: not metctl's
             if rec.get("state") == "terminated":
                 continue
             alive = self._alive(rec)
+            if rec.get("adopted") and not alive and rec.get("state") != "terminating":
+                self._mark_terminated(rec)  # it exited: metctl never restarts what it adopted
+                continue
             if rec.get("state") == "terminating":
                 if not alive:
                     self._mark_terminated(rec)
@@ -234,7 +338,8 @@ class LocalDriver:
                 state = "running"
             out.append(ManagedNode(instance_id=rec["instance_id"], state=state, profile=rec["profile"],
                                    address=rec["address"] if state in ("running", "stopping") else None,
-                                   launched_at=rec.get("launched_at"), tags=dict(rec.get("tags", {}))))
+                                   launched_at=rec.get("launched_at"), tags=dict(rec.get("tags", {})),
+                                   adopted=bool(rec.get("adopted"))))
         return out
 
     def _mark_terminated(self, rec: dict[str, Any]) -> None:
@@ -242,19 +347,29 @@ class LocalDriver:
         rec["terminated_at"] = self.clock()
         self._write(rec)
 
+    @staticmethod
+    def _signal(rec: Mapping[str, Any], sig: int) -> None:
+        """A launched node: its session's group (metctl created it). An adopted process: its
+        PID alone (its group may be the operator's shell)."""
+        try:
+            if rec.get("adopted"):
+                os.kill(rec["pid"], sig)
+            else:
+                os.killpg(rec["pid"], sig)
+        except ProcessLookupError:
+            pass
+
     def _escalate(self, rec: dict[str, Any]) -> None:
         if self.clock() - rec.get("term_sent_at", self.clock()) >= self.settings.stop_timeout_s and self._alive(rec):
-            try:
-                os.killpg(rec["pid"], signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            self._signal(rec, signal.SIGKILL)
 
     def terminate(self, instance_id: str) -> None:
         with self._locked():
             rec = next((r for r in self._records() if r["instance_id"] == instance_id), None)
-            if rec is None or rec.get("tags", {}).get(TAG_MANAGED) != "true":
+            if rec is None or not self._owned(rec):
                 raise NotOwnedError(f"{instance_id} is not a local node of cluster {self.cluster} in "
-                                    f"{self.root}: metctl stops only processes it started")
+                                    f"{self.root}: metctl stops only processes it started or adopted "
+                                    f"({adoption.ADOPT_KEY})")
             if rec.get("state") == "terminated":
                 return
             if not self._alive(rec):  # exited (or its PID now belongs to someone else): never signal it
@@ -263,10 +378,7 @@ class LocalDriver:
             if rec.get("state") != "terminating":
                 rec.update(state="terminating", term_sent_at=self.clock())
                 self._write(rec)
-                try:
-                    os.killpg(rec["pid"], signal.SIGTERM)  # the session/group metctl created for it
-                except ProcessLookupError:
-                    pass
+                self._signal(rec, signal.SIGTERM)
                 log.info("stopping local node %s (pid %s)", instance_id, rec["pid"])
             else:
                 self._escalate(rec)
@@ -318,7 +430,8 @@ class LocalDriver:
     def node_at(self, address: str) -> str | None:
         """The instance id of this driver's live node with `address`, if any."""
         for rec in self._records():
-            if rec.get("address") == address and rec.get("state") in ("running", "restarting"):
+            if (rec.get("address") == address and rec.get("state") in ("running", "restarting")
+                    and not rec.get("adopted")):  # an adopted process is restarted by the restart command
                 return rec["instance_id"]
         return None
 

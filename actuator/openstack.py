@@ -6,7 +6,8 @@ password or token. New servers are created through the SDK's cloud layer (image 
 name or id, key pair, security groups, optional network), with metctl's tags as server
 metadata (`metctl:managed=true`, `metctl:cluster`, `metctl:profile`, `metctl:launch`) and the
 profile's user data; the launch does not wait (the executor observes BUILD -> ACTIVE).
-Ownership is the metadata: only servers carrying both metctl keys for this cluster are listed
+Ownership is the metadata: only servers carrying both metctl keys for this cluster — or matched
+by an `infrastructure.adopt` entry (ids, metadata, address; actuator/adoption.py) — are listed
 or deleted. `auto_ip` (default off) asks the SDK for a floating IP once a server is ACTIVE (it
 needs Neutron); `wait_interval_s` is the poll interval of the blocking waits used by the CLI.
 """
@@ -15,10 +16,11 @@ from __future__ import annotations
 import logging
 from typing import Any, Mapping
 
+from actuator import adoption
 from actuator.drivers import (
     TAG_CLUSTER, TAG_LAUNCH, TAG_MANAGED, TAG_PROFILE, DriverError, ManagedNode, NotOwnedError,
 )
-from actuator.settings import OpenStackSettings
+from actuator.settings import AdoptEntry, OpenStackSettings
 
 log = logging.getLogger("metctl.actuator.openstack")
 
@@ -37,8 +39,9 @@ def _fatal_http(status: int | None, message: str) -> bool:
 class OpenStackDriver:
     """InfrastructureDriver on OpenStack Nova."""
 
-    def __init__(self, settings: OpenStackSettings, cluster: str, *, connection: Any | None = None):
-        self.settings, self.cluster = settings, cluster
+    def __init__(self, settings: OpenStackSettings, cluster: str, *, connection: Any | None = None,
+                 adopt: tuple[AdoptEntry, ...] = ()):
+        self.settings, self.cluster, self.adopt = settings, cluster, adopt
         self._conn = connection
         self._floating_done: set[str] = set()
 
@@ -109,7 +112,12 @@ class OpenStackDriver:
 
     def _owned(self, server: Any) -> bool:
         meta = server.metadata or {}
-        return meta.get(TAG_MANAGED) == "true" and meta.get(TAG_CLUSTER) == self.cluster
+        if adoption.launched_here(meta, self.cluster):
+            return True
+        # an adopted server is matched by the address it has now (any state: a stopped one
+        # must stay owned so that it can still be deleted)
+        return adoption.adopted(self.adopt, self.cluster, instance_id=server.id,
+                                address=self._address(server), tags=meta)
 
     def _node(self, server: Any) -> ManagedNode:
         meta = dict(server.metadata or {})
@@ -125,7 +133,8 @@ class OpenStackDriver:
             pass
         return ManagedNode(instance_id=server.id, state=state, profile=meta.get(TAG_PROFILE, "default"),
                            address=self._address(server) if state in ("running", "stopping") else None,
-                           launched_at=launched, tags=meta)
+                           launched_at=launched, tags=meta,
+                           adopted=not adoption.launched_here(meta, self.cluster))
 
     def nodes(self) -> list[ManagedNode]:
         try:
@@ -158,8 +167,7 @@ class OpenStackDriver:
         if server is None:
             raise NotOwnedError(f"no server {instance_id}: metctl deletes only servers it created")
         if not self._owned(server):
-            raise NotOwnedError(f"server {instance_id} has no metadata {TAG_MANAGED}=true, "
-                                f"{TAG_CLUSTER}={self.cluster}: metctl did not create it")
+            raise NotOwnedError(adoption.not_owned(f"server {instance_id}", self.cluster))
         if server.task_state == "deleting":
             return
         try:

@@ -13,6 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from actuator.hbase_jars import HBASE_VERSION
+
 
 class ExecutorSettings(BaseModel):
     """How the executor carries out a plan. Per-state launch timeouts follow Ray's autoscaler
@@ -164,6 +166,33 @@ class LocalSettings(BaseModel):
         30.0, gt=0, description="Seconds between SIGTERM and SIGKILL when a node is terminated.")
 
 
+class AdoptEntry(BaseModel):
+    """One entry of `infrastructure.adopt`; a node must match every criterion given (at least one).
+    The nodes it matches are owned by metctl, which may terminate them after draining them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    instance_ids: tuple[str, ...] = Field(
+        (), description="Cloud ids of the nodes (EC2 instance ids i-…, Nova server ids); empty = "
+        "any id. Not for the local driver.")
+    hosts: tuple[str, ...] = Field(
+        (), description="Node addresses as the driver reports them (infrastructure.<driver>.address: "
+        "the host the data store reports for the node's server); empty = any address. Local driver: "
+        "host:port of a process listening there (e.g. a RegionServer started by hand).")
+    tags: dict[str, str] = Field(
+        {}, description="Tags (EC2) or server metadata (OpenStack) the node must carry, every one "
+        "with this value; empty = no tag needed. Not for the local driver.")
+
+    @model_validator(mode="after")
+    def _criteria(self) -> "AdoptEntry":
+        if not (self.instance_ids or self.hosts or self.tags):
+            raise ValueError("an adopt entry needs instance_ids, hosts or tags (an empty entry "
+                             "would adopt every node)")
+        if any(k.startswith("metctl:") for k in self.tags):
+            raise ValueError("adopt by your own tags: metctl:* tags mark the nodes metctl launched")
+        return self
+
+
 class InfrastructureSettings(BaseModel):
     """Where nodes come from. `driver` picks one sub-section; the others are ignored."""
 
@@ -174,6 +203,23 @@ class InfrastructureSettings(BaseModel):
     ec2: Ec2Settings = Ec2Settings()
     openstack: OpenStackSettings = OpenStackSettings()
     local: LocalSettings = LocalSettings()
+    adopt: tuple[AdoptEntry, ...] = Field(
+        (), description="Nodes metctl did not launch that it owns all the same: a scale-in may "
+        "terminate them once drained. A node of an existing cluster that no entry matches is only "
+        "drained when the plan removes it (its RegionServer decommissioned, the machine left "
+        "running). A node tagged for another metctl cluster is never adopted.")
+
+    @model_validator(mode="after")
+    def _local_adopts_by_host(self) -> "InfrastructureSettings":
+        if self.driver == "local":
+            for entry in self.adopt:
+                if entry.instance_ids or entry.tags:
+                    raise ValueError("adopt: the local driver adopts by hosts only (host:port of a "
+                                     "listening process)")
+                bad = [h for h in entry.hosts if not h.rpartition(":")[2].isdigit()]
+                if bad:
+                    raise ValueError(f"adopt: local hosts must be host:port (got {bad[0]!r})")
+        return self
 
 
 class HBaseStoreSettings(BaseModel):
@@ -184,8 +230,9 @@ class HBaseStoreSettings(BaseModel):
     zookeeper_quorum: str = Field("127.0.0.1:2181", description="hbase.zookeeper.quorum (host:port,…).")
     znode_parent: str = Field("/hbase", description="zookeeper.znode.parent of the cluster.")
     client_jars_dir: str | None = Field(
-        None, description="Directory with the HBase client jars for the py4j gateway; None = the "
-        "cached download of deploy/local-hbase.")
+        None, description="Directory with the HBase client jars for the py4j gateway (`metctl hbase-jars "
+        "fetch` prints it); None = where that command puts the default version "
+        f"($METCTL_CACHE or ~/.cache/metctl, then hbase-{HBASE_VERSION}/lib).")
     rpc_timeout_s: float = Field(60.0, gt=0, description="Timeout of one admin call, seconds.")
     restart_command: tuple[str, ...] = Field(
         (), description="Command (argv template) that restarts one RegionServer gracefully with new "

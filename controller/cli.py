@@ -17,7 +17,8 @@ from controller.errors import BadInput
 # subcommand name -> module under controller.commands exposing `command`
 COMMANDS = ("plan", "validate", "snapshot", "simulate", "run", "nodes", "status",
             # the daemon's HTTP API (docs/control.md)
-            "pause", "resume", "pin", "unpin", "protect", "unprotect", "explain")
+            "pause", "resume", "pin", "unpin", "protect", "unprotect", "explain",
+            "hbase-jars")
 
 
 class _LazyGroup(click.Group):
@@ -29,7 +30,7 @@ class _LazyGroup(click.Group):
     def get_command(self, ctx, name):
         if name not in COMMANDS:
             return None
-        return importlib.import_module(f"controller.commands.{name}").command
+        return importlib.import_module(f"controller.commands.{name.replace('-', '_')}").command
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -102,6 +102,14 @@ def section_model(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
+def entry_model(annotation: Any) -> type[BaseModel] | None:
+    """The model of each entry of a list-of-sections key (e.g. infrastructure.adopt), if it is one."""
+    if typing.get_origin(annotation) in (list, tuple):
+        inner = [a for a in typing.get_args(annotation) if a is not Ellipsis]
+        return section_model(inner[0]) if len(inner) == 1 else None
+    return None
+
+
 def rows(model: type[BaseModel], prefix: str) -> tuple[list[str], list[tuple[str, type[BaseModel]]]]:
     """Table rows for a model's plain keys, and its sub-sections (rendered after it)."""
     lines, subsections = [], []
@@ -111,7 +119,11 @@ def rows(model: type[BaseModel], prefix: str) -> tuple[list[str], list[tuple[str
         if sub is not None:
             subsections.append((key, sub))
             continue
-        lines.append(f"| `{key}` | {cell(type_name(field.annotation))}{constraints(field)} | "
+        entry = entry_model(field.annotation)
+        if entry is not None:  # each entry's keys get a section of their own, `key[]`
+            subsections.append((f"{key}[]", entry))
+        kind = f"list of entries (`{key}[]`)" if entry is not None else type_name(field.annotation)
+        lines.append(f"| `{key}` | {cell(kind)}{constraints(field)} | "
                      f"{cell(default_text(field))} | {cell(field.description or '')} |")
     return lines, subsections
 

@@ -11,8 +11,9 @@ injected `clock`, so the same code runs on real time (the daemon) and simulated 
 Order (MET's actuator with the incremental-elasticity transfer), as Parqua-style phases, one
 module each (docs/executor.md has the generated state tables):
 
-  prepare      journal the plan; check it against the cluster (every node to terminate is owned
-               by metctl); switch the data store's balancer off                     (prepare.py)
+  prepare      journal the plan; check it against the cluster (a node to terminate that metctl
+               neither launched nor adopted is drained only: its terminate is skipped, with the
+               reason); switch the data store's balancer off                        (prepare.py)
   launch       launch placeholder nodes "new-1"… and wait until running and registered, each
                state with its own timeout; failed attempts are terminated and retried (launch.py)
   reconfigure  one node at a time: evacuate, restart with the new profile, refill (reconfigure.py)
@@ -24,6 +25,7 @@ module each (docs/executor.md has the generated state tables):
   compact      major compactions the plan carries (restore locality)                (retire.py)
   drain        move what is left off each removed node, then decommission its server
   terminate    terminate removed nodes: never one serving partitions, never one not owned
+               (launched or adopted, actuator/adoption.py)
   finish       restore the balancer if it was on
   (abandoning) roll back: partitions off the new nodes, then terminate them      (rollback.py)
 

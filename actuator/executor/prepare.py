@@ -1,9 +1,16 @@
-"""Phase prepare: check the journaled plan against the cluster (every node to terminate is
-owned by metctl), record the layout (for a rollback) and switch the data store's balancer off."""
+"""Phase prepare: check the journaled plan against the cluster, record the layout (for a
+rollback) and switch the data store's balancer off.
+
+Each node to terminate is looked up among the nodes metctl owns (launched or adopted,
+actuator/adoption.py). One it does not own is drained but never terminated: its terminate step
+is skipped here, journaled with the reason and the config key that would change it. Deciding
+it here, once, in a journal write makes a restarted controller carry on alike; the decision
+core never needs to know who launched what."""
 from __future__ import annotations
 
 import json
 
+from actuator.adoption import drained_not_terminated
 from actuator.executor.context import Context, StopPlan
 
 
@@ -25,11 +32,14 @@ def tick(ctx: Context, now: float) -> bool:
                 continue
         if step.op == "terminate":
             host = servers[step.node].host if step.node in servers else step.host
-            node = by_address.get(host)
+            node = by_address.get(host) if host else None
             if node is None:
-                raise StopPlan(f"refused at prepare: terminate {step.node}: no node with address {host} "
-                            f"is owned by metctl in cluster {ctx.cluster} (metctl never terminates "
-                            "what it did not launch)")
+                note = (drained_not_terminated(host) if host else
+                        f"not terminated: {step.node} is gone from the data store, so no address "
+                        "names its node")
+                ctx.set_step(step, now, state="skipped", finished_at=now, host=host, note=note,
+                             level="warning", event=f"terminate {step.node} skipped: {note}")
+                continue
             if step.instance_id != node.instance_id:
                 ctx.set_step(step, now, instance_id=node.instance_id, host=host)
     if ctx.settings.disable_balancer and ctx.plan_row.get("balancer_was_on") in (None, -1):

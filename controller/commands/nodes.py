@@ -1,7 +1,7 @@
 """`metctl nodes list|launch|terminate` — the infrastructure driver by hand, with the same
 tags and user data the daemon uses (`infrastructure:` in the config picks ec2, openstack or
-local). Only nodes metctl launched for this cluster are listed; terminating anything else is
-refused with exit 2. These commands do not consult the data store: drain a node (or let the
+local). Only nodes metctl owns in this cluster — launched by it, or adopted with
+`infrastructure.adopt` — are listed; terminating anything else is refused with exit 2. These commands do not consult the data store: drain a node (or let the
 daemon's plan do it) before terminating it by hand.
 """
 from __future__ import annotations
@@ -42,12 +42,13 @@ def _print_nodes(nodes: list[Any], fmt: str, cluster: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"nodes of cluster {cluster} launched by metctl")
+    table = Table(title=f"nodes of cluster {cluster} owned by metctl (launched or adopted)")
     for col in ("instance", "state", "profile", "address", "launched", "launch token"):
         table.add_column(col)
     for n in nodes:
         launched = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(n.launched_at)) if n.launched_at else ""
-        table.add_row(n.instance_id, n.state, n.profile, n.address or "", launched, n.tags.get(TAG_LAUNCH, ""))
+        token = "(adopted)" if n.adopted else n.tags.get(TAG_LAUNCH, "")
+        table.add_row(n.instance_id, n.state, n.profile, n.address or "", launched, token)
     Console(width=160).print(table)
 
 
@@ -71,14 +72,14 @@ def _fail(err: DriverError) -> None:
 
 @click.group(name="nodes")
 def command() -> None:
-    """List, launch or terminate the nodes metctl owns (tagged metctl:managed=true)."""
+    """List, launch or terminate the nodes metctl owns (launched, tagged metctl:managed=true, or adopted)."""
 
 
 @command.command(name="list")
 @_config_option
 @_format_option
 def list_nodes(config_file: str | None, fmt: str) -> None:
-    """Nodes metctl launched for this cluster (terminated ones excluded)."""
+    """Nodes metctl launched or adopted for this cluster (terminated ones excluded)."""
     config, driver = _driver(config_file)
     try:
         nodes = driver.nodes()
@@ -136,7 +137,7 @@ def launch(profile: str, count: int, wait: bool, timeout_s: float, config_file: 
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=600, show_default=True)
 @_config_option
 def terminate(instance_ids: tuple[str, ...], wait: bool, timeout_s: float, config_file: str | None) -> None:
-    """Terminate nodes metctl launched; anything else is refused (exit 2) and nothing is touched."""
+    """Terminate nodes metctl launched or adopted; anything else is refused (exit 2) and nothing is touched."""
     config, driver = _driver(config_file)
     try:
         owned = {n.instance_id for n in driver.nodes()}
@@ -146,14 +147,15 @@ def terminate(instance_ids: tuple[str, ...], wait: bool, timeout_s: float, confi
     for iid in instance_ids:
         if iid not in owned:
             raise BadInput("metctl nodes terminate", iid,
-                           f"a node metctl launched for cluster {config.cluster} (not found among its "
-                           f"tagged nodes; metctl never terminates what it did not launch)")
+                           f"a node metctl owns in cluster {config.cluster} (not found among the nodes "
+                           "it launched or adopted with infrastructure.adopt; metctl never terminates "
+                           "what it did not launch)")
     try:
         for iid in instance_ids:
             try:
                 driver.terminate(iid)
             except NotOwnedError as err:
-                raise BadInput("metctl nodes terminate", iid, f"a node metctl launched ({err})") from None
+                raise BadInput("metctl nodes terminate", iid, f"a node metctl owns ({err})") from None
             click.echo(f"terminating {iid}")
         if wait and hasattr(driver, "wait_terminated"):
             for iid in instance_ids:

@@ -39,8 +39,13 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 from xml.sax.saxutils import escape
 
-HBASE_VERSION = "2.6.4-hadoop3"
 HERE = Path(__file__).resolve().parent
+# The jar fetch is shared with `metctl hbase-jars fetch` (actuator/hbase_jars.py, standard
+# library only, so this file still runs on a bare python3 from the source tree).
+if str(HERE.parents[1]) not in sys.path:
+    sys.path.insert(0, str(HERE.parents[1]))
+from actuator import hbase_jars  # noqa: E402
+from actuator.hbase_jars import HBASE_VERSION, cache_root, home_for  # noqa: E402,F401 (re-exported)
 
 # JDK 17: HBase and its shaded netty reach into these JDK internals.
 JDK17_FLAGS = [
@@ -91,34 +96,13 @@ class ClusterError(RuntimeError):
 # jars
 
 
-def cache_root() -> Path:
-    return Path(os.environ.get("METCTL_CACHE", Path.home() / ".cache" / "metctl"))
-
-
-def home_for(version: str = HBASE_VERSION) -> Path:
-    """Cache folder of one HBase version: lib/ (jars) and webapps/hbase-webapps/."""
-    return cache_root() / f"hbase-{version}"
-
-
 def fetch(version: str = HBASE_VERSION, quiet: bool = True) -> Path:
-    """Copy hbase-server/-client and their runtime dependencies from Maven Central into the
-    cache (once; a `.complete` marker makes it idempotent) and add the hbase-webapps folders
-    the server jar lacks. Returns the cache folder."""
-    home = home_for(version)
-    marker = home / ".complete"
-    if not marker.exists():
-        tmp = home.with_name(home.name + ".partial")
-        shutil.rmtree(tmp, ignore_errors=True)
-        cmd = ["mvn", "-B", *(["-q"] if quiet else []), "-f", str(HERE / "pom.xml"),
-               f"-Dhbase.version={version}", "dependency:copy-dependencies",
-               "-DincludeScope=runtime", f"-DoutputDirectory={tmp / 'lib'}"]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise ClusterError(f"mvn could not fetch HBase {version}:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
-        shutil.rmtree(home, ignore_errors=True)
-        tmp.rename(home)
-        marker.write_text(version + "\n")
+    """The jars of `version` in the cache (actuator/hbase_jars.py fetches them from Maven
+    Central once), plus the hbase-webapps folders the server jar lacks. Returns the cache folder."""
+    try:
+        home, _ = hbase_jars.fetch(version, quiet=quiet)
+    except hbase_jars.JarsError as err:
+        raise ClusterError(str(err)) from None
     # The server jar ships no hbase-webapps/: without a web.xml per app the master's info
     # server fails and the master dies. Minimal ones make /jmx, /conf, /prometheus answer.
     for app in ("master", "regionserver", "thrift", "rest", "static"):

@@ -1,5 +1,6 @@
 """The executor on the in-package fake cluster: order of phases, throttling, incremental
-transfer, failures (launch timeouts, quota, failing and undone moves), ownership, rollback."""
+transfer, failures (launch timeouts, quota, failing and undone moves), ownership (drain-only
+scale-in of nodes metctl did not launch, adoption), rollback."""
 from __future__ import annotations
 
 import pytest
@@ -8,9 +9,9 @@ from hypothesis import HealthCheck, given, settings as hsettings, strategies as 
 from actuator.executor import ExecutorBusy, Executor
 from actuator.fake import FakeCluster, FakeDelays
 from actuator.journal import Journal
-from actuator.settings import ExecutorSettings
+from actuator.settings import AdoptEntry, ExecutorSettings
 from tests.actuator.plans import (
-    RS1, RS2, actual_layout, fill_new_node, random_case, resolved_layout, run_to_end, scenario,
+    RS1, RS2, RS3, actual_layout, fill_new_node, random_case, resolved_layout, run_to_end, scenario,
 )
 
 
@@ -212,14 +213,36 @@ def test_a_move_undone_by_the_store_is_verified_and_redone():
     assert len([e for e in ops(world, "move") if e[1] == "p6"]) == 2
 
 
-def test_terminating_a_node_metctl_does_not_own_is_refused_before_anything_happens():
+def test_a_node_metctl_did_not_launch_is_drained_and_left_running_with_the_reason_journaled():
     world = FakeCluster()
     plan = scenario(world, owned_rs3=False)
+    rs3_instance = next(i for i, inst in world.s["instances"].items() if inst["address"] == "rs3")
     ex = executor(world)
     ex.submit(plan, "p1")
-    status = ex.tick()
-    assert status.state == "failed" and "never terminates what it did not launch" in status.reason
-    assert world.effects == []
+    status = run_to_end(ex, world)
+    assert status.state == "done" and status.actions_done == status.actions_total
+    assert ("decommission", RS3) in world.effects and ops(world, "terminate") == []
+    assert world.s["instances"][rs3_instance]["terminated_at"] is None  # the machine still runs
+    assert actual_layout(world) == resolved_layout(ex, plan)
+    (term,) = ex.of("terminate")
+    assert term.state == "skipped" and term.note == (
+        "drained, not terminated: metctl did not launch rs3; adopt it with infrastructure.adopt "
+        "to let metctl terminate it")
+    assert any(term.note in e["message"] for e in ex.journal.events("p1"))
+
+
+def test_an_adopted_node_is_drained_then_terminated():
+    world = FakeCluster()
+    plan = scenario(world, owned_rs3=False)
+    rs3_instance = next(i for i, inst in world.s["instances"].items() if inst["address"] == "rs3")
+    world.infra.adopt = (AdoptEntry(hosts=("rs3",)),)
+    ex = executor(world)
+    ex.submit(plan, "p1")
+    assert run_to_end(ex, world).state == "done"
+    assert ops(world, "terminate") == [("terminate", rs3_instance)]
+    kinds = [e[0] for e in world.effects]
+    assert kinds.index("decommission") < kinds.index("terminate")
+    assert all(s.state == "done" for s in ex.of("terminate"))
 
 
 def test_restart_failures_are_retried():

@@ -42,3 +42,17 @@ def test_every_value_an_operator_must_change_says_so(path):
                 if not line.lstrip().startswith("#") and SITE_VALUE.search(line.split("#")[0])
                 and "CHANGE" not in line and "CHANGE" not in lines[i - 2]]
     assert not unmarked, "\n".join(unmarked)
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+def test_the_commented_adopt_example_loads_once_uncommented(path, tmp_path):
+    # what the operator does: drop the [] and uncomment the entries below it
+    text = path.read_text()
+    assert "\n  adopt: []" in text
+    text = re.sub(r"\n  adopt: \[\]", "\n  adopt:", text)
+    text = re.sub(r"\n  #  - ", "\n    - ", text)
+    edited = tmp_path / path.name
+    edited.write_text(text)
+    adopt = parse_file(MetctlConfig, edited).infrastructure.adopt
+    assert [bool(e.tags) for e in adopt] == [True, False, False]
+    assert adopt[1].instance_ids and adopt[2].hosts == ("rs1.internal.example",)
