@@ -1,5 +1,6 @@
-"""The live metric sources a MonitorSettings names: Ganglia (if `ganglia_endpoints`) and HBase
-/jmx (if `hbase_jmx_urls`), plus — when the data-store driver is given — its own server list
+"""The live metric sources a MonitorSettings names: Ganglia (if `ganglia_endpoints`) or Prometheus
+(if `prometheus_url`; the settings refuse both) for the machines' metrics, HBase /jmx (if
+`hbase_jmx_urls`), plus — when the data-store driver is given — its own server list
 (which servers are up and the profile each runs), for `metctl snapshot` and the daemon on a real
 cluster."""
 from __future__ import annotations
@@ -9,6 +10,7 @@ from typing import Any
 from monitor.datastore_source import DataStoreSource
 from monitor.ganglia import GangliaSource
 from monitor.hbase_jmx import HBaseJmxSource, RegionMetricsProvider
+from monitor.prometheus import PrometheusSource
 from monitor.settings import MonitorSettings
 from monitor.source import MetricsSource
 
@@ -22,6 +24,8 @@ def live_sources(settings: MonitorSettings,
     sources: list[MetricsSource] = []
     if settings.ganglia_endpoints:
         sources.append(GangliaSource(settings))
+    if settings.prometheus_url:
+        sources.append(PrometheusSource(settings))
     lists_servers = admin is not None and callable(getattr(admin, "servers", None))
     if settings.hbase_jmx_urls:
         metrics = admin if callable(getattr(admin, "region_metrics", None)) else None
