@@ -1,8 +1,10 @@
-"""`metctl snapshot` — collect from live sources (Ganglia gmond/gmetad, HBase RegionServer /jmx)
-and print the ClusterSnapshot the controller would decide on, as JSON (the contract
+"""`metctl snapshot` — collect from live sources (Ganglia gmond/gmetad or Prometheus with
+node_exporter, HBase RegionServer /jmx) and print the ClusterSnapshot the controller would decide on, as JSON (the contract
 `metctl plan --snapshot` reads back) or a table.
 
-Flags override the config's `monitor:` section; either source alone is enough. Request rates
+Flags override the config's `monitor:` section (`--ganglia` replaces a configured Prometheus and
+`--prometheus` a configured Ganglia: they are two sources of the same node metrics); any one
+source alone is enough. Request rates
 come from the difference of two samples, so with `--samples 1` partitions have no rate and the
 snapshot says so.
 """
@@ -26,14 +28,21 @@ from monitor.collector import Collector
 from monitor.live import live_sources
 from monitor.settings import MonitorSettings
 
-_FLAG_OF = {"ganglia_endpoints": "--ganglia", "hbase_jmx_urls": "--hbase-jmx"}
+_FLAG_OF = {"ganglia_endpoints": "--ganglia", "hbase_jmx_urls": "--hbase-jmx",
+            "prometheus_url": "--prometheus"}
 
 
 def _settings(base: MonitorSettings, ganglia: tuple[str, ...], jmx: tuple[str, ...],
-              config_file: str | None) -> MonitorSettings:
+              config_file: str | None, prometheus: str | None = None) -> MonitorSettings:
     updates: dict[str, Any] = {}
     if ganglia:
         updates["ganglia_endpoints"] = ganglia
+        if prometheus is None:
+            updates["prometheus_url"] = ""  # the flag's source replaces the config's
+    if prometheus is not None:
+        updates["prometheus_url"] = prometheus
+        if not ganglia:
+            updates["ganglia_endpoints"] = ()
     if jmx:
         updates["hbase_jmx_urls"] = jmx
     try:
@@ -44,10 +53,11 @@ def _settings(base: MonitorSettings, ganglia: tuple[str, ...], jmx: tuple[str, .
         where = _FLAG_OF.get(field, f"monitor.{field}")
         raise BadInput("command line" if field in updates else (config_file or "config"),
                        where, first["msg"].removeprefix("Value error, ")) from None
-    if not settings.ganglia_endpoints and not settings.hbase_jmx_urls:
-        raise BadInput(config_file or "command line", "--ganglia / --hbase-jmx",
-                       "at least one source: a gmond/gmetad HOST:PORT or a RegionServer URL "
-                       "(flags, or monitor.ganglia_endpoints / monitor.hbase_jmx_urls in --config)")
+    if not (settings.ganglia_endpoints or settings.prometheus_url or settings.hbase_jmx_urls):
+        raise BadInput(config_file or "command line", "--ganglia / --prometheus / --hbase-jmx",
+                       "at least one source: a gmond/gmetad HOST:PORT, a Prometheus URL or a "
+                       "RegionServer URL (flags, or monitor.ganglia_endpoints / "
+                       "monitor.prometheus_url / monitor.hbase_jmx_urls in --config)")
     return settings
 
 
@@ -88,6 +98,9 @@ def snapshot_table(snapshot: ClusterSnapshot, verdict: tuple[bool, str]) -> list
               help="metctl config (YAML); its `monitor:` section names the sources.")
 @click.option("--ganglia", multiple=True, metavar="HOST:PORT",
               help="gmond or gmetad XML port (repeat for fail-over); overrides the config.")
+@click.option("--prometheus", metavar="URL", default=None,
+              help="Prometheus scraping node_exporter on the hosts, e.g. http://prom:9090 "
+                   "(instead of --ganglia); overrides the config.")
 @click.option("--hbase-jmx", "hbase_jmx", multiple=True, metavar="URL",
               help="RegionServer info URL, e.g. http://rs1:16030 (repeat for each server); "
                    "overrides the config.")
@@ -98,11 +111,11 @@ def snapshot_table(snapshot: ClusterSnapshot, verdict: tuple[bool, str]) -> list
 @click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json",
               show_default=True, help="`json` is the ClusterSnapshot contract (`metctl plan "
                                       "--snapshot` reads it back).")
-def command(config_file: str | None, ganglia: tuple[str, ...], hbase_jmx: tuple[str, ...],
-            samples: int, interval: float, fmt: str) -> None:
+def command(config_file: str | None, ganglia: tuple[str, ...], prometheus: str | None,
+            hbase_jmx: tuple[str, ...], samples: int, interval: float, fmt: str) -> None:
     """Collect from live sources and print the ClusterSnapshot metctl sees."""
     base = load_config(config_file).monitor
-    settings = _settings(base, ganglia, hbase_jmx, config_file)
+    settings = _settings(base, ganglia, hbase_jmx, config_file, prometheus)
     sources = live_sources(settings)
     err = Console(stderr=True)
     if samples == 1 and settings.hbase_jmx_urls:
