@@ -2,17 +2,19 @@
 server's HTTP query API (`GET /api/v1/query`, one instant query per poll), as HostSamples of the
 same fractions the Ganglia source gives:
 
-    cpu     = 1 − idle / (all modes)     from rate(node_cpu_seconds_total[W]) summed over the CPUs
-    io_wait = iowait / (all modes)       (same rates)
+    cpu     = 1 − idle / (all modes)    of rate(node_cpu_seconds_total[W]), summed over the CPUs
+    io_wait = iowait / (all modes)      (same rates)
     memory  = 1 − MemAvailable / MemTotal   (node_memory_*_bytes: used less what can be reclaimed)
 
 cpu counts iowait, steal and irq as busy, like Ganglia's 1 − cpu_idle (gmond's cpu_idle leaves
 cpu_wio out). Dividing by the sum of every mode's rate rather than by the number of CPUs keeps
 the fraction right when scrapes are late or a CPU goes offline: it is what /proc/stat gives.
 
-The four parts are asked in ONE query, each tagged with a `metctl_series` label by
-label_replace and joined by `or` (their label sets differ, so `or` keeps all): one request, one
-deadline, and every part evaluated at the same instant. Hosts are named by the `instance` label
+The five parts (idle and iowait fractions, computed by Prometheus; MemAvailable, MemTotal; the
+time of the latest memory sample) are asked in ONE query, each tagged with a `metctl_series`
+label by label_replace and joined by `or` (their label sets differ, so `or` keeps all): one
+request, one deadline, every part evaluated at the same instant, and five series per host
+rather than one per CPU mode. Hosts are named by the `instance` label
 less its `:port` (`rs1.example.org:9100` -> `rs1.example.org`, `[::1]:9100` -> `::1`); the
 collector matches them to data-store servers by `host_name_rule` / `host_name_map`, as Ganglia
 host names. Two instances on one host (two exporters): the complete one counts.
@@ -40,7 +42,7 @@ import os
 import socket
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import unquote, urlencode, urlsplit
 
@@ -51,7 +53,9 @@ log = logging.getLogger(__name__)
 
 QUERY_PATH = "/api/v1/query"
 TAG = "metctl_series"  # the label that says which part of the query a series answers
-CPU, MEM_AVAILABLE, MEM_TOTAL, SAMPLED_AT = "cpu", "mem_available", "mem_total", "sampled_at"
+IDLE, IOWAIT = "idle", "iowait"  # fractions of all CPU time
+MEM_AVAILABLE, MEM_TOTAL, SAMPLED_AT = "mem_available", "mem_total", "sampled_at"
+TAGS = (IDLE, IOWAIT, MEM_AVAILABLE, MEM_TOTAL, SAMPLED_AT)
 _MAX_SHOWN_SKIPS = 3
 
 
@@ -59,20 +63,10 @@ class PrometheusError(Exception):
     """A query could not be sent, answered or understood (the message says where and why)."""
 
 
-@dataclass
-class RawHost:
-    """One instance's figures from an answer, before they become a HostSample."""
-
-    cpu: dict[str, float] = field(default_factory=dict)  # mode -> CPU-seconds per second
-    mem_available: float | None = None
-    mem_total: float | None = None
-    sampled_at: float | None = None  # time of its latest memory sample (seconds, epoch)
-
-
 @dataclass(frozen=True)
 class Answer:
     evaluated_at: float | None  # the instant Prometheus evaluated the query at (None: empty)
-    instances: dict[str, RawHost]
+    instances: dict[str, dict[str, float]]  # instance -> {tag (TAGS): value}, as answered
     problems: tuple[str, ...]  # series skipped, Prometheus warnings
 
 
@@ -80,12 +74,18 @@ def node_query(selector: str, window_s: float) -> str:
     """The one PromQL instant query for every node_exporter host (see the module doc)."""
     sel = "{" + selector + "}" if selector else ""
     window = f"{max(1, round(window_s * 1000))}ms"
+    all_modes = f"sum by (instance) (rate(node_cpu_seconds_total{sel}[{window}]))"
 
     def tagged(expr: str, tag: str) -> str:
         return f'label_replace({expr}, "{TAG}", "{tag}", "", "")'
 
+    def share(mode: str) -> str:
+        one = "{" + ", ".join(m for m in (f'mode="{mode}"', selector) if m) + "}"
+        return f"sum by (instance) (rate(node_cpu_seconds_total{one}[{window}])) / {all_modes}"
+
     return " or ".join((
-        tagged(f"sum by (instance, mode) (rate(node_cpu_seconds_total{sel}[{window}]))", CPU),
+        tagged(share("idle"), IDLE),
+        tagged(share("iowait"), IOWAIT),
         tagged(f"max by (instance) (node_memory_MemAvailable_bytes{sel})", MEM_AVAILABLE),
         tagged(f"max by (instance) (node_memory_MemTotal_bytes{sel})", MEM_TOTAL),
         tagged(f"max by (instance) (timestamp(node_memory_MemAvailable_bytes{sel}))", SAMPLED_AT),
@@ -235,7 +235,7 @@ def parse_answer(body: bytes, where: str = "prometheus") -> Answer:
         raise PrometheusError(f"{where}: expected an instant vector, got resultType "
                               f"{data.get('resultType') if isinstance(data, dict) else None!r}")
     problems = [f"{where}: warning: {str(w)[:200]}" for w in doc.get("warnings") or ()][:5]
-    instances: dict[str, RawHost] = {}
+    instances: dict[str, dict[str, float]] = {}
     evaluated_at: float | None = None
     skipped: list[str] = []
     for series in result:
@@ -250,52 +250,49 @@ def parse_answer(body: bytes, where: str = "prometheus") -> Answer:
             continue
         if not instance:
             skipped.append(f"a {tag} series without an instance label")
-            continue
-        raw = instances.get(instance)
-        if raw is None:
-            raw = instances[instance] = RawHost()
-        if tag == CPU:
-            raw.cpu[labels.get("mode", "")] = value
-        elif tag == MEM_AVAILABLE:
-            raw.mem_available = value
-        elif tag == MEM_TOTAL:
-            raw.mem_total = value
-        elif tag == SAMPLED_AT:
-            raw.sampled_at = value
-        else:
+        elif tag not in TAGS:
             skipped.append(f"a series tagged {tag!r}")
+        else:
+            raw = instances.get(instance)
+            if raw is None:
+                raw = instances[instance] = {}
+            raw[tag] = value
     if skipped:
         problems.append(f"{where}: {len(skipped)} series not understood, skipped (e.g. "
                         + "; ".join(skipped[:_MAX_SHOWN_SKIPS]) + ")")
     return Answer(evaluated_at, instances, tuple(problems))
 
 
-def to_host_sample(host: str, raw: RawHost, evaluated_at: float | None,
+def _fraction(value: float | None, what: str, problems: list[str]) -> float | None:
+    if value is None:
+        return None
+    if not math.isfinite(value) or not -0.01 <= value <= 1.01:  # a little over: rate() rounding
+        problems.append(f"{what} is {value:g}, not a fraction (no CPU time passing?)")
+        return None
+    return min(1.0, max(0.0, value))
+
+
+def to_host_sample(host: str, raw: dict[str, float], evaluated_at: float | None,
                    settings: MonitorSettings) -> HostSample:
-    """Fractions for one host, or None values with the reason they are not known."""
-    if raw.sampled_at is not None and evaluated_at is not None and math.isfinite(raw.sampled_at) \
-            and evaluated_at - raw.sampled_at > settings.prometheus_stale_after_s:
+    """Fractions for one host (`raw`: its values by tag), or None values with the reason they
+    are not known."""
+    sampled_at = raw.get(SAMPLED_AT)
+    if sampled_at is not None and evaluated_at is not None and math.isfinite(sampled_at) \
+            and evaluated_at - sampled_at > settings.prometheus_stale_after_s:
         return HostSample(host=host, stale=True, reason=(
-            f"prometheus: latest node_exporter sample is {evaluated_at - raw.sampled_at:.0f} s old "
+            f"prometheus: latest node_exporter sample is {evaluated_at - sampled_at:.0f} s old "
             f"(> prometheus_stale_after_s {settings.prometheus_stale_after_s:g} s)"))
     problems: list[str] = []
-    cpu = io_wait = memory = None
-    rates = raw.cpu
-    if not rates:
-        problems.append("no node_cpu_seconds_total rate (fewer than two scrapes in the last "
-                        f"{settings.prometheus_rate_window_s:g} s?)")
-    elif not all(math.isfinite(r) and r >= 0 for r in rates.values()):
-        problems.append("a node_cpu_seconds_total rate is not a number")
-    elif "idle" not in rates or sum(rates.values()) <= 0:
-        problems.append("node_cpu_seconds_total has no idle mode or no time passing")
-    else:
-        total = sum(rates.values())
-        cpu = min(1.0, max(0.0, 1.0 - rates["idle"] / total))
-        if "iowait" in rates:
-            io_wait = min(1.0, max(0.0, rates["iowait"] / total))
-        else:
-            problems.append("node_cpu_seconds_total has no iowait mode")
-    avail, total_mem = raw.mem_available, raw.mem_total
+    memory = None
+    idle = _fraction(raw.get(IDLE), "the idle share of node_cpu_seconds_total", problems)
+    io_wait = _fraction(raw.get(IOWAIT), "the iowait share of node_cpu_seconds_total", problems)
+    cpu = None if idle is None else 1.0 - idle
+    if IDLE not in raw:
+        problems.append("no idle rate of node_cpu_seconds_total (fewer than two scrapes in the "
+                        f"last {settings.prometheus_rate_window_s:g} s?)")
+    if IOWAIT not in raw and IDLE in raw:
+        problems.append("node_cpu_seconds_total has no iowait mode")
+    avail, total_mem = raw.get(MEM_AVAILABLE), raw.get(MEM_TOTAL)
     if avail is None or total_mem is None:
         problems.append("node_memory_" + ("MemAvailable" if avail is None else "MemTotal")
                         + "_bytes missing")
@@ -306,6 +303,25 @@ def to_host_sample(host: str, raw: RawHost, evaluated_at: float | None,
         memory = min(1.0, max(0.0, 1.0 - avail / total_mem))
     return HostSample(host=host, cpu=cpu, io_wait=io_wait, memory=memory,
                       reason="prometheus: " + "; ".join(problems) if problems else "")
+
+
+def hosts_from_answer(body: bytes, settings: MonitorSettings,
+                      where: str = "prometheus") -> tuple[list[HostSample], list[str]]:
+    """Every host of an answer to node_query, one HostSample each, and the problems met."""
+    answer = parse_answer(body, where)
+    hosts: dict[str, HostSample] = {}
+    for instance, raw in answer.instances.items():
+        name = host_of(instance)
+        sample = to_host_sample(name, raw, answer.evaluated_at, settings)
+        if name not in hosts or (_complete(sample) and not _complete(hosts[name])):
+            hosts[name] = sample
+    problems = list(answer.problems)
+    if not hosts:
+        problems.append(f"{where}: no node_exporter host in the answer (no "
+                        "node_cpu_seconds_total / node_memory_* series"
+                        + (f" matching {{{settings.prometheus_selector}}}"
+                           if settings.prometheus_selector else "") + ")")
+    return list(hosts.values()), problems
 
 
 def _complete(h: HostSample) -> bool:
@@ -331,20 +347,7 @@ class PrometheusSource:
                            connect_timeout_s=s.prometheus_connect_timeout_s,
                            read_timeout_s=s.prometheus_read_timeout_s,
                            max_bytes=int(s.prometheus_max_mb * 2**20))
-        answer = parse_answer(body, where)
-        hosts: dict[str, HostSample] = {}
-        for instance, raw in answer.instances.items():
-            name = host_of(instance)
-            sample = to_host_sample(name, raw, answer.evaluated_at, s)
-            if name not in hosts or (_complete(sample) and not _complete(hosts[name])):
-                hosts[name] = sample
-        problems = list(answer.problems)
-        if not hosts:
-            problems.append(f"{where}: no node_exporter host in the answer (no "
-                            "node_cpu_seconds_total / node_memory_* series"
-                            + (f" matching {{{s.prometheus_selector}}}" if s.prometheus_selector
-                               else "") + ")")
-        return list(hosts.values()), problems
+        return hosts_from_answer(body, s, where)
 
     def sample(self) -> Sample:
         if not self.url:
@@ -362,5 +365,5 @@ class PrometheusSource:
         return Sample(taken_at=self.clock(), hosts=tuple(hosts), errors=tuple(problems))
 
 
-__all__ = ["PrometheusError", "PrometheusSource", "fetch_query", "host_of", "node_query",
-           "parse_answer", "shown_url", "to_host_sample"]
+__all__ = ["PrometheusError", "PrometheusSource", "fetch_query", "host_of", "hosts_from_answer",
+           "node_query", "parse_answer", "shown_url", "to_host_sample"]

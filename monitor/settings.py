@@ -68,7 +68,7 @@ class MonitorSettings(BaseModel):
         "is abandoned after this.")
     prometheus_max_mb: float = Field(
         64.0, gt=0, description="Largest query answer read, in MiB; a bigger one is refused "
-        "(1,000 hosts is about 1.5 MiB).")
+        "(1,000 hosts is about 0.6 MiB).")
     prometheus_rate_window_s: float = Field(
         60.0, ge=1, description="Seconds of node_cpu_seconds_total that rate() averages the CPU "
         "busy and iowait fractions over; at least two scrapes must fall in it (Prometheus "

@@ -13,8 +13,8 @@ import pytest
 from common.errors import BadInput
 from controller.config import load_config
 from monitor.collector import Collector
-from monitor.prometheus import (PrometheusError, PrometheusSource, fetch_query, host_of,
-                                parse_answer, shown_url, to_host_sample)
+from monitor.prometheus import (PrometheusError, PrometheusSource, host_of, parse_answer,
+                                shown_url, to_host_sample)
 from monitor.settings import MonitorSettings
 from monitor.source import Sample
 
@@ -28,14 +28,13 @@ def recorded() -> dict:
     return json.loads(ANSWER)
 
 
-def figures(doc: dict, instance: str = "127.0.0.1:19100") -> dict:
-    """{series tag or cpu mode: value} of one instance, read straight from the JSON (the oracle)."""
-    out = {}
-    for s in doc["data"]["result"]:
-        if s["metric"]["instance"] == instance:
-            key = s["metric"].get("mode") or s["metric"]["metctl_series"]
-            out[key] = float(s["value"][1])
-    return out
+INSTANCE = "127.0.0.1:53679"  # this machine's exporter when the answer was recorded
+
+
+def figures(doc: dict, instance: str = INSTANCE) -> dict:
+    """{series tag: value} of one instance, read straight from the JSON (the oracle)."""
+    return {s["metric"]["metctl_series"]: float(s["value"][1])
+            for s in doc["data"]["result"] if s["metric"]["instance"] == instance}
 
 
 def as_hosts(doc: dict, settings: MonitorSettings = SETTINGS) -> dict:
@@ -44,13 +43,13 @@ def as_hosts(doc: dict, settings: MonitorSettings = SETTINGS) -> dict:
             for inst, raw in answer.instances.items()}
 
 
-def edited(doc: dict, instance: str, tag: str, value: str | None, mode: str | None = None) -> dict:
+def edited(doc: dict, tag: str, value: str | None, instance: str = INSTANCE) -> dict:
     """`doc` with one series' value replaced (None: the series removed)."""
     doc = copy.deepcopy(doc)
     kept = []
     for s in doc["data"]["result"]:
         m = s["metric"]
-        if m["instance"] == instance and m["metctl_series"] == tag and m.get("mode") == mode:
+        if m["instance"] == instance and m["metctl_series"] == tag:
             if value is None:
                 continue
             s["value"][1] = value
@@ -72,15 +71,16 @@ class Servers:
 # ------------------------------------------------------------------ the recorded answer
 
 def test_recorded_answer_gives_the_fractions_ganglia_would():
-    doc = recorded()
+    doc = edited(edited(recorded(), "idle", "0.625"), "iowait", "0.125")  # recorded: a busy machine
     f = figures(doc)
-    modes = {k: v for k, v in f.items() if k not in ("mem_available", "mem_total", "sampled_at")}
-    h = as_hosts(doc)["127.0.0.1:19100"]
+    hosts = as_hosts(doc)
+    assert {h.host for h in hosts.values()} == {"127.0.0.1", "127.0.0.2"}
+    h = hosts[INSTANCE]
     assert h.host == "127.0.0.1" and not h.stale and h.reason == ""
-    assert h.cpu == pytest.approx(1 - modes["idle"] / sum(modes.values()))
-    assert h.io_wait == pytest.approx(modes["iowait"] / sum(modes.values()))
+    assert (h.cpu, h.io_wait) == (0.375, 0.125)
     assert h.memory == pytest.approx(1 - f["mem_available"] / f["mem_total"])
-    assert 0 <= h.cpu <= 1 and 0 <= h.io_wait <= 1 and 0 < h.memory < 1
+    assert 0 < h.memory < 1
+    assert as_hosts(recorded())[INSTANCE].cpu == 1.0  # as recorded: no idle time at all
 
 
 def test_instance_label_to_host_name():
@@ -91,24 +91,33 @@ def test_instance_label_to_host_name():
 
 
 def test_missing_memory_series_leaves_memory_missing_and_the_node_not_fresh():
-    doc = edited(recorded(), "127.0.0.1:19100", "mem_available", None)
-    h = as_hosts(doc)["127.0.0.1:19100"]
+    h = as_hosts(edited(recorded(), "mem_available", None))[INSTANCE]
     assert h.memory is None and h.cpu is not None
     assert "MemAvailable_bytes missing" in h.reason
 
 
-def test_nan_rate_or_zero_total_is_missing_never_a_number():
-    h = as_hosts(edited(recorded(), "127.0.0.1:19100", "cpu", "NaN", mode="user"))["127.0.0.1:19100"]
-    assert h.cpu is None and h.io_wait is None and "not a number" in h.reason
-    h = as_hosts(edited(recorded(), "127.0.0.1:19100", "mem_total", "0"))["127.0.0.1:19100"]
+def test_nan_share_or_zero_total_is_missing_never_a_number():
+    # 0 / 0: no CPU time passed between the window's scrapes
+    h = as_hosts(edited(recorded(), "idle", "NaN"))[INSTANCE]
+    assert h.cpu is None and h.io_wait is not None and "not a fraction" in h.reason
+    h = as_hosts(edited(recorded(), "iowait", "+Inf"))[INSTANCE]
+    assert h.io_wait is None and h.cpu is not None
+    h = as_hosts(edited(recorded(), "mem_total", "0"))[INSTANCE]
     assert h.memory is None and "not usable" in h.reason
+
+
+def test_no_rate_yet_or_no_iowait_mode_says_so():
+    h = as_hosts(edited(edited(recorded(), "idle", None), "iowait", None))[INSTANCE]
+    assert h.cpu is None and h.io_wait is None and "fewer than two scrapes" in h.reason
+    h = as_hosts(edited(recorded(), "iowait", None))[INSTANCE]  # a kernel without iowait
+    assert h.cpu is not None and h.io_wait is None and "no iowait mode" in h.reason
 
 
 def test_old_sample_makes_the_host_stale():
     doc = recorded()
     evaluated = doc["data"]["result"][0]["value"][0]
-    old = edited(doc, "127.0.0.1:19100", "sampled_at", str(evaluated - 90))
-    h = as_hosts(old, MonitorSettings(prometheus_stale_after_s=60))["127.0.0.1:19100"]
+    old = edited(doc, "sampled_at", str(evaluated - 90))
+    h = as_hosts(old, MonitorSettings(prometheus_stale_after_s=60))[INSTANCE]
     assert h.stale and h.cpu is None and "90 s old" in h.reason
 
 
@@ -125,14 +134,14 @@ def test_error_answer_and_garbage_are_errors_with_prometheus_words():
 
 def test_two_exporters_on_one_host_keep_the_complete_one(jmx_server):
     doc = recorded()
-    extra = copy.deepcopy(doc["data"]["result"][0])  # only a cpu series: incomplete
+    extra = copy.deepcopy(doc["data"]["result"][0])  # only an idle series: incomplete
     extra["metric"]["instance"] = "127.0.0.1:9999"
     doc["data"]["result"].insert(0, extra)
     server = jmx_server()
     server.raw = json.dumps(doc).encode()
     sample = PrometheusSource(SETTINGS, url=server.url).sample()
-    assert [h.host for h in sample.hosts] == ["127.0.0.1"]
-    assert sample.hosts[0].memory is not None
+    assert sorted(h.host for h in sample.hosts) == ["127.0.0.1", "127.0.0.2"]
+    assert all(h.memory is not None for h in sample.hosts)
 
 
 # ------------------------------------------------------------------ HTTP (loopback server)
@@ -236,8 +245,9 @@ def test_good_settings_and_the_sources_they_make(tmp_path):
     settings = load_config(cfg).monitor
     assert settings.prometheus_url == "https://prom.example:9090/prom"
     assert [type(s) for s in live_sources(settings)] == [PrometheusSource]
-    assert 'node_cpu_seconds_total{job="node", instance=~"rs.*"}[60000ms]' in \
-        live_sources(settings)[0].query
+    query = live_sources(settings)[0].query
+    assert 'node_cpu_seconds_total{job="node", instance=~"rs.*"}[60000ms]' in query
+    assert 'node_cpu_seconds_total{mode="idle", job="node", instance=~"rs.*"}[60000ms]' in query
 
 
 # ------------------------------------------------------------------ real Prometheus
@@ -286,9 +296,9 @@ def test_real_node_exporter_agrees_with_proc_stat(prometheus_stack):
     assert h.memory == pytest.approx(memory, abs=0.05)
     assert not h.stale and h.reason == ""
     # cpu is ~1 on a saturated machine whatever the window: the user share checks the window too
-    body = fetch_query(prometheus_stack.url, source.query, at=at_end, connect_timeout_s=2,
-                       read_timeout_s=5, max_bytes=2**20)
-    rates = parse_answer(body).instances[prometheus_stack.exporter_instance].cpu
+    rates = {r["metric"]["mode"]: float(r["value"][1]) for r in prometheus_stack.query(
+        f'sum by (mode) (rate(node_cpu_seconds_total{{instance="{prometheus_stack.exporter_instance}"}}'
+        f'[{window:g}s]))', at=at_end)}
     assert rates["user"] / sum(rates.values()) == pytest.approx(user / total, abs=0.1)
 
 
