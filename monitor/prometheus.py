@@ -152,6 +152,7 @@ def fetch_query(url: str, query: str, *, at: float | None = None, connect_timeou
     target = f"{parts.path.rstrip('/')}{QUERY_PATH}?{urlencode(params)}"
     cls = http.client.HTTPSConnection if https else http.client.HTTPConnection
     conn = cls(parts.hostname or "", parts.port or (443 if https else 80), timeout=connect_timeout_s)
+    resp: http.client.HTTPResponse | None = None
     try:
         try:
             conn.connect()  # TCP (and TLS: certificates checked) within connect_timeout_s
@@ -212,6 +213,8 @@ def fetch_query(url: str, query: str, *, at: float | None = None, connect_timeou
                                   + (f" ({said})" if said else ""))
         return bytes(body)
     finally:
+        if resp is not None:
+            resp.close()  # it holds the socket after http.client let go of it
         conn.close()
 
 
