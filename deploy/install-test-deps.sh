@@ -9,7 +9,9 @@ command -v gmetric >/dev/null || need+=(ganglia-monitor)
 [ -f /usr/share/java/zookeeper.jar ] || need+=(zookeeper)
 command -v java >/dev/null || need+=(default-jre-headless)
 command -v mvn  >/dev/null || need+=(maven)
-command -v promtool >/dev/null || need+=(prometheus)   # promtool: tests of deploy/prometheus rules
+# promtool: tests of deploy/prometheus rules; prometheus + node_exporter: the Prometheus source's
+command -v promtool >/dev/null && command -v prometheus >/dev/null || need+=(prometheus)
+command -v prometheus-node-exporter >/dev/null || need+=(prometheus-node-exporter)
 if ((${#need[@]})); then
   if [ "$(id -u)" != 0 ]; then echo "missing test components (${need[*]}); run as root" >&2; exit 2; fi
   apt-get update -qq

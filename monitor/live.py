@@ -1,5 +1,6 @@
-"""The live metric sources a MonitorSettings names: Ganglia (if `ganglia_endpoints`) and HBase
-/jmx (if `hbase_jmx_urls`), plus — when the data-store driver is given — its own server list
+"""The live metric sources a MonitorSettings names: Ganglia (if `ganglia_endpoints`) or Prometheus
+(if `prometheus_url`; the settings refuse both) for the machines' metrics, HBase /jmx (if
+`hbase_jmx_urls`), plus — when the data-store driver is given — its own server list
 (which servers are up and the profile each runs), for `metctl snapshot` and the daemon on a real
 cluster. `cassandra_sources` is the same for a Cassandra cluster: Ganglia (if configured), the
 nodes' own system_views over CQL, and the driver's server list."""
@@ -11,6 +12,7 @@ from monitor.cassandra_views import CassandraViewsSource
 from monitor.datastore_source import DataStoreSource
 from monitor.ganglia import GangliaSource
 from monitor.hbase_jmx import HBaseJmxSource, RegionMetricsProvider
+from monitor.prometheus import PrometheusSource
 from monitor.settings import MonitorSettings
 from monitor.source import MetricsSource
 
@@ -24,6 +26,8 @@ def live_sources(settings: MonitorSettings,
     sources: list[MetricsSource] = []
     if settings.ganglia_endpoints:
         sources.append(GangliaSource(settings))
+    if settings.prometheus_url:
+        sources.append(PrometheusSource(settings))
     lists_servers = admin is not None and callable(getattr(admin, "servers", None))
     if settings.hbase_jmx_urls:
         metrics = admin if callable(getattr(admin, "region_metrics", None)) else None
@@ -42,13 +46,15 @@ def live_sources(settings: MonitorSettings,
 
 def cassandra_sources(settings: MonitorSettings, session: Any, store: Any,
                       keyspaces: tuple[str, ...] = (), timeout_s: float = 5.0) -> list[MetricsSource]:
-    """Sources for a Cassandra cluster: node metrics from Ganglia (if `ganglia_endpoints`; a
-    node's host name is its address, see monitor.host_name_rule / host_name_map), per-table
+    """Sources for a Cassandra cluster: node metrics from Ganglia or Prometheus (whichever is
+    configured; a node's host name is its address, see monitor.host_name_rule / host_name_map), per-table
     per-node counters from each node's system_views over the CQL `session`, and `store`'s
     (the Cassandra driver's) server list for which nodes are up and their profiles."""
     sources: list[MetricsSource] = []
     if settings.ganglia_endpoints:
         sources.append(GangliaSource(settings))
+    if settings.prometheus_url:
+        sources.append(PrometheusSource(settings))
     sources.append(CassandraViewsSource(session, timeout_s=timeout_s, keyspaces=keyspaces))
     sources.append(DataStoreSource(store))
     return sources

@@ -1,10 +1,12 @@
-"""Settings of the monitor: metric sources (Ganglia, HBase /jmx), sampling, smoothing, and the
-rule that says when a snapshot is complete enough to decide on."""
+"""Settings of the monitor: metric sources (Ganglia or Prometheus, HBase /jmx), sampling,
+smoothing, and the rule that says when a snapshot is complete enough to decide on."""
 from __future__ import annotations
 
+import re
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 
 def _check_host_port(value: str) -> str:
@@ -12,6 +14,16 @@ def _check_host_port(value: str) -> str:
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise ValueError(f"expected HOST:PORT (port 1..65535), got {value!r}")
     return value
+
+
+# One PromQL label matcher: name, operator, double-quoted string (backslash escapes allowed).
+_MATCHER = r'\s*[A-Za-z_][A-Za-z0-9_]*\s*(?:=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"\s*'
+_MATCHERS = re.compile(rf"(?:{_MATCHER})(?:,(?:{_MATCHER}))*,?\s*")
+
+
+def _url_without_credentials(value: str) -> str:
+    """`value` with any user:password@ left out: a config error must not print a password."""
+    return re.sub(r"(?<=://)[^/@]*@", "", value)
 
 
 class MonitorSettings(BaseModel):
@@ -22,7 +34,7 @@ class MonitorSettings(BaseModel):
     # --- Ganglia -------------------------------------------------------------------------
     ganglia_endpoints: tuple[str, ...] = Field(
         (), description="gmond or gmetad XML ports as HOST:PORT, tried in order (fail-over: the "
-        "first that answers with a valid dump is used). Empty: no system metrics source.")
+        "first that answers with a valid dump is used). Empty: no Ganglia (see prometheus_url).")
     ganglia_clusters: tuple[str, ...] = Field(
         (), description="Only hosts of these Ganglia cluster names (gmetad serves several). "
         "Empty: every cluster in the dump.")
@@ -37,6 +49,34 @@ class MonitorSettings(BaseModel):
     ganglia_stale_tmax_factor: float = Field(
         4.0, gt=0, description="A host is stale when its TN (seconds since it last reported) "
         "exceeds this many times its TMAX — gmond's own 'host down' rule.")
+
+    # --- Prometheus (node_exporter), instead of Ganglia ---------------------------------------
+    prometheus_url: str = Field(
+        "", description="Prometheus server base URL, e.g. http://prometheus:9090 (the monitor "
+        "asks its /api/v1/query for node_exporter's CPU and memory metrics); user:password@ in "
+        "it is sent as basic auth and never printed. Set this instead of ganglia_endpoints "
+        "(not both). Empty: not used.")
+    prometheus_selector: str = Field(
+        "", description="Label matchers added to every node_exporter series the monitor asks "
+        "for, e.g. 'job=\"node\"' (when one Prometheus scrapes several clusters). Empty: every "
+        "node_exporter target.")
+    prometheus_connect_timeout_s: float = Field(
+        2.0, gt=0, description="Seconds to wait for the TCP (and TLS) connection to Prometheus.")
+    prometheus_read_timeout_s: float = Field(
+        5.0, gt=0, description="Seconds for the whole query once connected (sending it, "
+        "Prometheus evaluating it, the complete answer); a server that answers slowly or never "
+        "is abandoned after this.")
+    prometheus_max_mb: float = Field(
+        64.0, gt=0, description="Largest query answer read, in MiB; a bigger one is refused "
+        "(1,000 hosts is about 0.6 MiB).")
+    prometheus_rate_window_s: float = Field(
+        60.0, ge=1, description="Seconds of node_cpu_seconds_total that rate() averages the CPU "
+        "busy and iowait fractions over; at least two scrapes must fall in it (Prometheus "
+        "advises 4 x the scrape interval).")
+    prometheus_stale_after_s: float = Field(
+        60.0, gt=0, description="A host whose latest node_exporter sample (of its memory "
+        "metrics) is older than this many seconds is stale: Prometheus keeps answering with a "
+        "sample up to 5 minutes old when it stopped scraping without marking it stale.")
 
     # --- HBase /jmx ------------------------------------------------------------------------
     hbase_jmx_urls: tuple[str, ...] = Field(
@@ -59,12 +99,13 @@ class MonitorSettings(BaseModel):
     # --- naming ----------------------------------------------------------------------------
     host_name_rule: Literal["host_part", "short_name", "identity"] = Field(
         "host_part", description="How a data-store server id (HBase 'host,port[,startcode]') "
-        "maps to a Ganglia host name: host_part = the part before the first comma; "
+        "maps to a Ganglia host name or a Prometheus instance's host (its instance label less "
+        "the :port): host_part = the part before the first comma; "
         "short_name = host part up to the first dot (both sides compared that way); "
         "identity = the whole id. Names are compared case-insensitively.")
     host_name_map: dict[str, str] = Field(
-        default_factory=dict, description="Explicit server id -> Ganglia host name overrides, "
-        "applied before host_name_rule.")
+        default_factory=dict, description="Explicit server id -> Ganglia / Prometheus host "
+        "name overrides, applied before host_name_rule.")
 
     hbase_jvm_system_metrics: bool = Field(
         False, description="Take each RegionServer's cpu, memory and io_wait from its own JVM "
@@ -95,6 +136,34 @@ class MonitorSettings(BaseModel):
     @classmethod
     def _endpoints(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(_check_host_port(v) for v in value)
+
+    @field_validator("prometheus_url")
+    @classmethod
+    def _prometheus_url(cls, value: str, info: ValidationInfo) -> str:
+        if not value:
+            return value
+        shown = _url_without_credentials(value)
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018 — raises ValueError for a port that is not 0..65535
+        except ValueError:
+            raise ValueError(f"expected an http(s):// URL with a valid port, got {shown!r}") from None
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"expected an http(s)://HOST[:PORT][/PATH] URL, got {shown!r}")
+        if parts.query or parts.fragment:
+            raise ValueError(f"expected a base URL without ?query or #fragment, got {shown!r}")
+        if info.data.get("ganglia_endpoints"):
+            raise ValueError("set ganglia_endpoints or prometheus_url, not both: each is a "
+                             "source of the same node metrics")
+        return value.rstrip("/")
+
+    @field_validator("prometheus_selector")
+    @classmethod
+    def _selector(cls, value: str) -> str:
+        if value.strip() and not _MATCHERS.fullmatch(value):
+            raise ValueError('expected PromQL label matchers such as job="node", '
+                             f'instance=~"rs.*:9100", got {value!r}')
+        return value.strip().rstrip(",")
 
     @field_validator("hbase_jmx_urls")
     @classmethod

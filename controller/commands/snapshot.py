@@ -1,9 +1,11 @@
-"""`metctl snapshot` — collect from live sources (Ganglia gmond/gmetad, HBase RegionServer /jmx,
-or with `datastore.driver: cassandra` each Cassandra node's system_views and gossip) and print
-the ClusterSnapshot the controller would decide on, as JSON (the contract `metctl plan
---snapshot` reads back) or a table.
+"""`metctl snapshot` — collect from live sources (Ganglia gmond/gmetad or Prometheus with
+node_exporter, HBase RegionServer /jmx, or with `datastore.driver: cassandra` each Cassandra
+node's system_views and gossip) and print the ClusterSnapshot the controller would decide on,
+as JSON (the contract `metctl plan --snapshot` reads back) or a table.
 
-Flags override the config's `monitor:` section; either source alone is enough. Request rates
+Flags override the config's `monitor:` section (`--ganglia` replaces a configured Prometheus and
+`--prometheus` a configured Ganglia: they are two sources of the same node metrics); any one
+source alone is enough. Request rates
 come from the difference of two samples, so with `--samples 1` partitions have no rate and the
 snapshot says so.
 """
@@ -27,14 +29,22 @@ from monitor.collector import Collector
 from monitor.live import live_sources
 from monitor.settings import MonitorSettings
 
-_FLAG_OF = {"ganglia_endpoints": "--ganglia", "hbase_jmx_urls": "--hbase-jmx"}
+_FLAG_OF = {"ganglia_endpoints": "--ganglia", "hbase_jmx_urls": "--hbase-jmx",
+            "prometheus_url": "--prometheus"}
 
 
 def _settings(base: MonitorSettings, ganglia: tuple[str, ...], jmx: tuple[str, ...],
-              config_file: str | None, cassandra: bool = False) -> MonitorSettings:
+              config_file: str | None, prometheus: str | None = None,
+              cassandra: bool = False) -> MonitorSettings:
     updates: dict[str, Any] = {}
     if ganglia:
         updates["ganglia_endpoints"] = ganglia
+        if prometheus is None:
+            updates["prometheus_url"] = ""  # the flag's source replaces the config's
+    if prometheus is not None:
+        updates["prometheus_url"] = prometheus
+        if not ganglia:
+            updates["ganglia_endpoints"] = ()
     if jmx:
         updates["hbase_jmx_urls"] = jmx
     try:
@@ -45,10 +55,12 @@ def _settings(base: MonitorSettings, ganglia: tuple[str, ...], jmx: tuple[str, .
         where = _FLAG_OF.get(field, f"monitor.{field}")
         raise BadInput("command line" if field in updates else (config_file or "config"),
                        where, first["msg"].removeprefix("Value error, ")) from None
-    if not cassandra and not settings.ganglia_endpoints and not settings.hbase_jmx_urls:
-        raise BadInput(config_file or "command line", "--ganglia / --hbase-jmx",
-                       "at least one source: a gmond/gmetad HOST:PORT or a RegionServer URL "
-                       "(flags, or monitor.ganglia_endpoints / monitor.hbase_jmx_urls in --config)")
+    if not cassandra and not (settings.ganglia_endpoints or settings.prometheus_url
+                              or settings.hbase_jmx_urls):
+        raise BadInput(config_file or "command line", "--ganglia / --prometheus / --hbase-jmx",
+                       "at least one source: a gmond/gmetad HOST:PORT, a Prometheus URL or a "
+                       "RegionServer URL (flags, or monitor.ganglia_endpoints / "
+                       "monitor.prometheus_url / monitor.hbase_jmx_urls in --config)")
     return settings
 
 
@@ -90,6 +102,9 @@ def snapshot_table(snapshot: ClusterSnapshot, verdict: tuple[bool, str]) -> list
                    "`datastore.driver: cassandra`, the Cassandra nodes are one).")
 @click.option("--ganglia", multiple=True, metavar="HOST:PORT",
               help="gmond or gmetad XML port (repeat for fail-over); overrides the config.")
+@click.option("--prometheus", metavar="URL", default=None,
+              help="Prometheus scraping node_exporter on the hosts, e.g. http://prom:9090 "
+                   "(instead of --ganglia); overrides the config.")
 @click.option("--hbase-jmx", "hbase_jmx", multiple=True, metavar="URL",
               help="RegionServer info URL, e.g. http://rs1:16030 (repeat for each server); "
                    "overrides the config.")
@@ -100,15 +115,16 @@ def snapshot_table(snapshot: ClusterSnapshot, verdict: tuple[bool, str]) -> list
 @click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json",
               show_default=True, help="`json` is the ClusterSnapshot contract (`metctl plan "
                                       "--snapshot` reads it back).")
-def command(config_file: str | None, ganglia: tuple[str, ...], hbase_jmx: tuple[str, ...],
-            samples: int, interval: float, fmt: str) -> None:
+def command(config_file: str | None, ganglia: tuple[str, ...], prometheus: str | None,
+            hbase_jmx: tuple[str, ...], samples: int, interval: float, fmt: str) -> None:
     """Collect from live sources and print the ClusterSnapshot metctl sees."""
     config = load_config(config_file)
     cassandra = config.datastore.driver == "cassandra"
     if cassandra and hbase_jmx:
         raise BadInput("command line", "--hbase-jmx", "no RegionServer URL with datastore.driver "
                        f"cassandra in {config_file} (its counters come from system_views over CQL)")
-    settings = _settings(config.monitor, ganglia, hbase_jmx, config_file, cassandra=cassandra)
+    settings = _settings(config.monitor, ganglia, hbase_jmx, config_file, prometheus,
+                         cassandra=cassandra)
     store = None
     if cassandra:
         store, sources = _cassandra_sources(config, settings, config_file or "config")

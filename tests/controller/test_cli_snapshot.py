@@ -85,7 +85,9 @@ def test_table_format_shows_missing(jmx_server, capsys):
 @pytest.mark.parametrize("argv,field", [
     (["--ganglia", "nohostport"], "--ganglia"),
     (["--hbase-jmx", "ftp://x"], "--hbase-jmx"),
-    ([], "--ganglia / --hbase-jmx"),
+    ([], "--ganglia / --prometheus / --hbase-jmx"),
+    (["--prometheus", "ftp://prom:9090"], "--prometheus"),
+    (["--ganglia", "g:8651", "--prometheus", "http://prom:9090"], "--prometheus"),
 ])
 def test_bad_flags_exit_2_with_one_line(capsys, argv, field):
     code, out, err = run(capsys, "snapshot", *argv)
@@ -118,4 +120,27 @@ def test_both_sources_hosts_matched_to_regionservers_complete(ganglia, jmx_serve
     assert nodes[ids[0]].metrics.cpu == pytest.approx(0.5)
     assert nodes[ids[1]].metrics.cpu == pytest.approx(0.49)
     assert {p.node for p in snap.partitions} == set(ids)
+    assert "complete enough to decide on" in err and "not complete" not in err
+
+
+@pytest.mark.integration
+def test_prometheus_instead_of_ganglia_hosts_matched_to_regionservers(prometheus_stack, jmx_server,
+                                                                     capsys, tmp_path):
+    """Real Prometheus + node_exporter for the machines, recorded /jmx for the RegionServers;
+    a config naming Ganglia is overridden by --prometheus."""
+    a, b = recorded_server(jmx_server, "rs1"), recorded_server(jmx_server, "rs2")
+    ids = [",".join(json.loads((DATA / f"jmx-{rs}-server.json").read_text())["beans"][0]
+                    ["tag.serverName"].split(",")[:2]) for rs in ("rs1", "rs2")]
+    cfg = tmp_path / "metctl.yaml"
+    # the exporter's instance is 127.0.0.1:PORT; the recorded servers call themselves localhost
+    cfg.write_text("monitor:\n  ganglia_endpoints: ['127.0.0.1:1']\n  hbase_process_cpu: 'off'\n"
+                   "  host_name_map:\n" + "".join(f"    '{k}': 127.0.0.1\n" for k in ids))
+    code, out, err = run(capsys, "snapshot", "--config", str(cfg), "--prometheus",
+                         prometheus_stack.url, "--hbase-jmx", a.url, "--hbase-jmx", b.url,
+                         "--samples", "2", "--interval", "0.2")
+    assert code == 0, err
+    snap = snapshot_from_data(json.loads(out), "stdout")
+    nodes = {n.id: n for n in snap.nodes}
+    assert set(nodes) == set(ids)
+    assert all(n.metrics is not None and 0 <= n.metrics.memory <= 1 for n in nodes.values())
     assert "complete enough to decide on" in err and "not complete" not in err
