@@ -4,6 +4,7 @@ fixed-size frontier (static clusters of every size on the same seed) and tiramol
     .venv/bin/python bench/policy_table.py --seeds 1,2,3 --out out/policy-table.json
     .venv/bin/python bench/policy_table.py --scenarios path/to/unseen.yaml --seeds 4,5,6
     .venv/bin/python bench/policy_table.py --variant mine=my-policy.yaml   # one more policy
+    .venv/bin/python bench/policy_table.py --policies met --frontier-from out/policy-table.json
 
 Policies: `met` (the default, guarded), `met-paper` (configs/met-paper.yaml: MET as the paper
 writes it), `tiramola`, `static` (the scenario's initial size). Figures per run: operations,
@@ -85,6 +86,9 @@ def main() -> None:
                     help="one more policy to judge: a config file's policy under NAME (repeatable)")
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--sizes", default="2,3,4,6,8,10,12,16,24", help="static sizes of the frontier")
+    ap.add_argument("--frontier-from", metavar="JSON", default=None,
+                    help="reuse the static frontier of an earlier --out file (same simulator, "
+                         "scenarios, seeds and sizes): only the policies run")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default="out/policy-table.json")
     a = ap.parse_args()
@@ -98,9 +102,18 @@ def main() -> None:
         configs[name] = path
         policies.append(name)
     jobs = [(sc, p, s, 0, configs.get(p)) for sc in scenarios for p in policies for s in seeds]
-    jobs += [(sc, "static", s, n, None) for sc in scenarios for s in seeds for n in sizes]
+    earlier: dict = {}
+    if a.frontier_from:
+        # static runs do not depend on the policy under test: a policy change need not redo them
+        for sc, by in json.loads(Path(a.frontier_from).read_text()).items():
+            for seed, rows in by.get("frontier", {}).items():
+                for row in rows:
+                    earlier[(sc, "static", int(seed), row["size"])] = {
+                        k: v for k, v in row.items() if k != "size"}
+    jobs += [(sc, "static", s, n, None) for sc in scenarios for s in seeds for n in sizes
+             if (sc, "static", s, n) not in earlier]
     with ProcessPoolExecutor(a.jobs) as pool:
-        results = dict(pool.map(run_one, jobs))
+        results = {**earlier, **dict(pool.map(run_one, jobs))}
     table: dict = {}
     for sc in scenarios:
         for s in seeds:
