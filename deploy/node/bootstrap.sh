@@ -74,7 +74,7 @@ jvm=$("$PYTHON" - "$METCTL_SRC" "$HBASE_VERSION" "$HBASE_HOME" <<'EOF'
 import importlib.util, sys
 src, version, home = sys.argv[1:4]
 spec = importlib.util.spec_from_file_location("metctl_local_hbase", f"{src}/deploy/local-hbase/cluster.py")
-cluster = importlib.util.module_from_spec(spec)
+cluster = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # dataclasses need it
 spec.loader.exec_module(cluster)
 if not home:
     try:
