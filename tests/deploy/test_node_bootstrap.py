@@ -39,6 +39,16 @@ def base_site(cluster, module, tmp: Path) -> tuple[dict[str, str], int, int]:
     return site, port, info_port
 
 
+def running_conf(info_port: int) -> dict[str, str]:
+    """The configuration a RegionServer runs with, from its info server's /conf ({} while down)."""
+    try:
+        conf = requests.get(f"http://127.0.0.1:{info_port}/conf", timeout=5)
+        conf.raise_for_status()
+    except requests.RequestException:
+        return {}
+    return {p.findtext("name"): p.findtext("value") for p in ET.fromstring(conf.text).iter("property")}
+
+
 def run_bootstrap(env: dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.run(["bash", str(BOOTSTRAP)], capture_output=True, text=True, env=env, timeout=120)
 
@@ -49,7 +59,8 @@ def test_bootstrap_starts_a_regionserver_with_the_profile_that_joins_the_cluster
     (node_root / "etc" / "metctl").mkdir(parents=True)
     site, port, info_port = base_site(hbase_cluster, local_hbase_module, tmp_path)
     (node_root / "etc" / "metctl" / "hbase-site.base.xml").write_text(local_hbase_module.site_xml(site))
-    (node_root / "etc" / "metctl" / "node.json").write_text(json.dumps(node_document("test", "read")))
+    node_json = node_root / "etc" / "metctl" / "node.json"
+    node_json.write_text(json.dumps(node_document("test", "read")))
     env = dict(os.environ, ROOT=str(node_root), INSTALL_PACKAGES="no", SYSTEMD="no",
                PYTHON=sys.executable, HBASE_VERSION=hbase_cluster.version,
                METCTL_CACHE=str(local_hbase_module.home_for(hbase_cluster.version).parent),
@@ -67,10 +78,7 @@ def test_bootstrap_starts_a_regionserver_with_the_profile_that_joins_the_cluster
         poll(lambda: server_id in hbase_cluster.live_server_ids(), timeout_s=90, every_s=0.5,
              what=f"{server_id} live at the master")
         # the profile (MET's read node: most of the heap to the block cache) is what it runs with
-        conf = requests.get(f"http://127.0.0.1:{info_port}/conf", timeout=5)
-        conf.raise_for_status()
-        running = {p.findtext("name"): p.findtext("value")
-                   for p in ET.fromstring(conf.text).iter("property")}
+        running = running_conf(info_port)
         assert running["hfile.block.cache.size"] == "0.55"
         assert running["hbase.regionserver.global.memstore.size"] == "0.10"
         assert running["metctl.profile"] == "read"
@@ -80,22 +88,50 @@ def test_bootstrap_starts_a_regionserver_with_the_profile_that_joins_the_cluster
         again = run_bootstrap(env)
         assert again.returncode == 0, again.stderr
         assert f"already running (PID {pid})" in again.stderr and int(pidfile.read_text()) == pid
+
+        # another profile in node.json: the next run stops the old server and starts a new one
+        node_json.write_text(json.dumps(node_document("test", "write")))
+        changed = run_bootstrap(env)
+        assert changed.returncode == 0, changed.stderr
+        assert f"stopping RegionServer PID {pid}" in changed.stderr
+        old_pid, pid = pid, int(pidfile.read_text())
+        assert pid != old_pid and not local_hbase_module.pid_alive(old_pid)
+        poll(lambda: running_conf(info_port).get("metctl.profile") == "write", timeout_s=90,
+             every_s=0.5, what="the RegionServer back with the write profile")
+        assert running_conf(info_port)["hfile.block.cache.size"] == "0.10"
+        poll(lambda: server_id in hbase_cluster.live_server_ids(), timeout_s=90, every_s=0.5,
+             what=f"{server_id} live again at the master")
     finally:
         if pid is not None:
-            with_pid_stopped(pid)
+            with_pid_stopped(pid, local_hbase_module.pid_alive)
         poll(lambda: server_id not in hbase_cluster.live_server_ids(), timeout_s=60, every_s=0.5,
              what=f"{server_id} gone from the master")
     assert len(hbase_cluster.live_server_ids()) == RS_COUNT
 
 
-def with_pid_stopped(pid: int) -> None:
-    """SIGTERM (HBase's graceful stop), SIGKILL after 60 s; reaps nothing (not our child)."""
+def with_pid_stopped(pid: int, alive) -> None:
+    """SIGTERM (HBase's graceful stop), SIGKILL after 60 s. `alive`: cluster.py's pid_alive
+    (the RegionServer is no child of ours: once it exits it may linger as a zombie)."""
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
         return
     deadline = time.monotonic() + 60
-    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+    while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.2)
-    if Path(f"/proc/{pid}").exists():
+    if alive(pid):
         os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("missing, expect", [("node.json", "no node document"),
+                                             ("hbase-site.base.xml", "no base hbase-site.xml")])
+def test_a_missing_input_file_is_one_line_naming_it_exit_2(tmp_path, missing, expect):
+    etc = tmp_path / "etc" / "metctl"
+    etc.mkdir(parents=True)
+    for name in ("node.json", "hbase-site.base.xml"):
+        if name != missing:
+            (etc / name).write_text("{}")
+    r = run_bootstrap(dict(os.environ, ROOT=str(tmp_path), INSTALL_PACKAGES="no", SYSTEMD="no"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert str(etc / missing) in r.stderr and expect in r.stderr
+    assert not (tmp_path / "var").exists()  # nothing installed, nothing started
