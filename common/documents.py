@@ -215,6 +215,8 @@ def _check_json_limits(file: str, text: str) -> int:
     if brackets.size <= MAX_DEPTH:
         return pairs  # cannot nest deeper than it has brackets
     brackets = brackets[np.searchsorted(quotes, brackets) % 2 == 0]
+    if brackets.size == 0:
+        return pairs
     kind = raw[brackets]
     step = np.where((kind == _OPENS[0]) | (kind == _OPENS[1]), 1, -1).astype(np.int32)
     deepest = int(np.cumsum(step).max())
@@ -288,17 +290,19 @@ def _pairs_and_overflow(data: Any) -> tuple[int, bool]:
     Level by level, with the per-item work in C (map, set, list.__contains__): a 100,000-
     partition snapshot is 200,000 dicts and 900,000 leaves; a plain walk cost 0.15 s."""
     pairs, overflow = 0, False
-    level = [data]
-    while level:
-        dicts = [x for x in level if type(x) is dict]
-        pairs += sum(map(len, dicts))
-        items = list(chain(chain.from_iterable(map(dict.values, dicts)),
-                           chain.from_iterable(x for x in level if type(x) is list)))
+    items = [data]  # the document itself first: a bare 1e999 is a whole JSON document too
+    while items:
         # `in` compares by == after identity: only an infinite float equals inf.
         overflow = overflow or _INF in items or _MINUS_INF in items
         types = list(map(type, items))
         kinds = set(types)
-        level = list(compress(items, map(_CONTAINER, types))) if dict in kinds or list in kinds else []
+        if dict not in kinds and list not in kinds:
+            break
+        level = list(compress(items, map(_CONTAINER, types)))
+        dicts = [x for x in level if type(x) is dict]
+        pairs += sum(map(len, dicts))
+        items = list(chain(chain.from_iterable(map(dict.values, dicts)),
+                           chain.from_iterable(x for x in level if type(x) is list)))
     return pairs, overflow
 
 
@@ -339,7 +343,7 @@ def parse_json(text: str, file: str, expected: str = "valid JSON", *,
     try:
         with cyclic_gc_paused():
             data = from_json(text, allow_inf_nan=False)
-    except ValueError:
+    except (ValueError, TypeError):  # TypeError: text that is not UTF-8 (a lone surrogate)
         return _strict_json(text, file, expected, nan_to_model)
     pairs, overflow = _pairs_and_overflow(data)
     if pairs != pairs_written or overflow:
