@@ -118,7 +118,7 @@ def _cross_check(model: SnapshotModel, file: str, doc: Document | None) -> None:
             fail(["partitions", i, "node"], f"the id of a node in `nodes`, got {part.node!r}")
 
 
-def _checked_snapshot(data: Any, file: str, doc: Document | None) -> ClusterSnapshot:
+def _checked_snapshot(data: Any, file: str, doc: Document | None = None) -> ClusterSnapshot:
     """The reference reader: pydantic on every field, then the strict walk and the cross
     checks. Names the first problem exactly; ~3 s on 100,000 partitions."""
     model = parse_model(SnapshotModel, data, file, doc)
