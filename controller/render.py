@@ -75,7 +75,13 @@ def _finite(value: Any) -> Any:
 
 def plan_to_json(plan: Plan) -> str:
     """The stable JSON form: Plan.to_dict(), keys in the contract's order, 2-space indent."""
-    return json.dumps(_finite(plan.to_dict()), indent=2, allow_nan=False) + "\n"
+    data = plan.to_dict()
+    try:
+        # Nearly every plan is finite throughout: skip _finite's walk (~0.05 s on a
+        # 100,000-partition plan); json refuses NaN/Infinity itself, and only then is it run.
+        return json.dumps(data, indent=2, allow_nan=False) + "\n"
+    except ValueError:
+        return json.dumps(_finite(data), indent=2, allow_nan=False) + "\n"
 
 
 # ---------------------------------------------------------------- tables

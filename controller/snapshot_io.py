@@ -19,9 +19,8 @@ import numpy as np
 import yaml
 from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
-from common.documents import cyclic_gc_paused
-from common.models import MAX_MAGNITUDE
-from controller.config import Document, load_document, parse_model
+from common.documents import Document, cyclic_gc_paused, load_document
+from common.models import MAX_MAGNITUDE, parse_model
 from controller.errors import BadInput
 from decision.model import ClusterSnapshot, Node, NodeMetrics, Partition
 
