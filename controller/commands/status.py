@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 from typing import Any
 
 import click
@@ -151,7 +152,7 @@ def command(journal_file: str | None, config_file: str | None, plan_id: str | No
         # Streamed to stdout as it is encoded: a plan's reason can be 100 MB, and one string
         # of the whole document, then click.echo's ANSI strip over it (ensure_ascii leaves no
         # escape character to strip), cost ~0.3 s of copies.
-        out = click.get_text_stream("stdout")
+        out = sys.stdout
         json.dump(_finite(doc), out, indent=2, sort_keys=True, allow_nan=False)
         out.write("\n")
         out.flush()
