@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import fields
+from itertools import starmap
+from operator import itemgetter
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -163,26 +165,39 @@ def _fast_partitions(raw: Any, node_ids: set[str]) -> tuple[Partition, ...] | No
     with known keys and every required one; text fields exact str, non-empty, valid Unicode
     (pydantic refuses lone surrogates); numbers exact int or float (never bool or text),
     finite, within their bounds, read as float; unique ids, each on a listed node."""
-    if type(raw) is not list:
+    if type(raw) is not list or any(type(p) is not dict for p in raw):
         return None
-    if any(type(p) is not dict for p in raw):
-        return None
-    for keys in set(map(frozenset, raw)):  # a handful of distinct key sets, whatever the size
-        if not (_REQUIRED_KEYS <= keys <= _PARTITION_KEYS):
-            return None
-    columns: dict[str, list[Any]] = {}
+    rows: list[tuple[Any, ...]] | None = None
+    try:
+        # The common case, every field written (metctl's writer does): one C-level pass per
+        # partition, and all its keys known when there are 8 of each.
+        rows = list(map(itemgetter(*_PARTITION_FIELDS), raw))
+    except KeyError:
+        pass
+    if rows is not None and sum(map(len, raw)) == len(_PARTITION_FIELDS) * len(raw):
+        columns = dict(zip(_PARTITION_FIELDS, map(list, zip(*rows)))) if rows else dict.fromkeys(
+            _PARTITION_FIELDS, [])
+    else:
+        rows = None
+        for keys in set(map(frozenset, raw)):  # a few distinct key sets, whatever the size
+            if not (_REQUIRED_KEYS <= keys <= _PARTITION_KEYS):
+                return None
+        columns = {name: ([p[name] for p in raw] if name not in _DEFAULTS
+                          else [p.get(name, _DEFAULTS[name]) for p in raw])
+                   for name in _PARTITION_FIELDS}
     for name in _TEXT:
-        col = columns[name] = [p[name] for p in raw]
+        col = columns[name]
         if set(map(type, col)) - {str} or "" in col:
             return None
         try:
             "".join(col).encode("utf-8")
         except UnicodeEncodeError:
             return None
+    all_floats = True
     for name, (low, high) in _NUMBERS.items():
-        col = ([p[name] for p in raw] if name not in _DEFAULTS
-               else [p.get(name, _DEFAULTS[name]) for p in raw])
-        if set(map(type, col)) - _NUMBER_TYPES:
+        col = columns[name]
+        kinds = set(map(type, col))
+        if kinds - _NUMBER_TYPES:
             return None
         try:
             values = np.array(col, dtype=np.float64)
@@ -190,10 +205,14 @@ def _fast_partitions(raw: Any, node_ids: set[str]) -> tuple[Partition, ...] | No
             return None
         if not (np.isfinite(values).all() and (values >= low).all() and (values <= high).all()):
             return None
-        columns[name] = values.tolist()  # Python floats: ints become float, as pydantic's do
+        if kinds != {float}:
+            all_floats = False
+            columns[name] = values.tolist()  # Python floats: ints become float, as pydantic's do
     ids = columns["id"]
     if len(set(ids)) != len(ids) or not set(columns["node"]) <= node_ids:
         return None
+    if rows is not None and all_floats:  # the rows hold exactly the values to keep
+        return tuple(starmap(Partition, rows))
     return tuple(map(Partition, *(columns[n] for n in _PARTITION_FIELDS)))
 
 

@@ -314,10 +314,16 @@ PARTITION_KEYS = ["id", "table", "node", "reads", "writes", "scans", "size_mb", 
 @given(edits=st.lists(st.tuples(st.integers(0, 1), st.sampled_from(PARTITION_KEYS),
                                 st.one_of(st.sampled_from(PARTITION_VALUES), st.just(_delete))),
                       max_size=3),
-       head=st.sampled_from([None, ("nodes", 1, "id"), ("taken_at",), ("missing",)]))
-def test_column_checks_and_the_reference_reader_agree(edits, head):
+       head=st.sampled_from([None, ("nodes", 1, "id"), ("taken_at",), ("missing",)]),
+       every_field=st.booleans(), floats_only=st.booleans())
+def test_column_checks_and_the_reference_reader_agree(edits, head, every_field, floats_only):
     from controller.snapshot_io import _checked_snapshot
     data = good()
+    if every_field:  # as metctl's writer does: both partitions with all 8 fields
+        data["partitions"][1] |= {"size_mb": 10.0, "locality": 0.5}
+    if floats_only:
+        data["partitions"][0]["size_mb"] = 250.0
+        data["partitions"][1]["reads"] = 0.0
     for i, key, value in edits:
         if value is _delete:
             data["partitions"][i].pop(key, None)
