@@ -13,7 +13,7 @@ import sys
 import click
 
 from common.documents import cyclic_gc_paused
-from controller.render import SUMMARY_ROWS, plan_to_json, plan_to_table
+from controller.json_out import plan_to_json
 from controller.snapshot_io import read_snapshot
 from controller.state import read_memory, write_memory
 from decision import decide
@@ -60,6 +60,7 @@ def _plan_text(snapshot_file: str, config_file: str | None, state_file: str | No
     if fmt == "json":
         text = plan_to_json(plan)
     else:
+        from controller.render import SUMMARY_ROWS, plan_to_table  # Rich: tables only
         tty = sys.stdout.isatty()
         width = shutil.get_terminal_size((140, 24)).columns if tty else 140
         text = plan_to_table(plan, snapshot, width=width, color=tty,

@@ -16,7 +16,7 @@ import click
 from actuator.journal import Journal, JournalError
 from controller.config import load_config
 from controller.errors import BadInput
-from controller.render import _finite
+from controller.json_out import _finite
 
 # The plan states the executor writes (actuator/journal.py's schema comment).
 PLAN_STATES = ("running", "abandoning", "done", "failed", "abandoned")
