@@ -262,3 +262,10 @@ def test_deep_nesting_behind_escaped_quotes_is_still_seen():
 def test_brackets_all_inside_an_unclosed_string_are_a_syntax_error():
     with pytest.raises(BadInput, match=r"x.json: line 1, column 1: valid JSON \(Unterminated string"):
         parse_json('"' + "[" * 200, "x.json")
+
+
+def test_the_bracket_scan_finds_the_four_brackets_and_no_other_byte():
+    import numpy as np
+    raw = np.arange(256, dtype=np.uint8)
+    found = documents._brackets(raw, np.empty(raw.size, dtype=bool))
+    assert bytes(raw[found]) == b"[]{}"
