@@ -73,8 +73,11 @@ def read_bytes(path: str | Path, limit: int, what: str = "a file") -> bytes:
                                f"(this one has {st.st_size} bytes)")
             chunks: list[bytes] = []
             total = 0
+            # First read: the whole file as stat sees it, plus one byte to see it grow, in one
+            # buffer (joining 16 MiB chunks copied a large snapshot once more).
+            size = max(st.st_size + 1, 1 << 16)
             while total <= limit:
-                chunk = os.read(fd, min(1 << 24, limit + 1 - total))
+                chunk = os.read(fd, min(size if not chunks else 1 << 24, limit + 1 - total))
                 if not chunk:
                     break
                 chunks.append(chunk)
@@ -96,7 +99,10 @@ def read_bytes(path: str | Path, limit: int, what: str = "a file") -> bytes:
 
 def read_text(path: str | Path, limit: int, what: str = "a file") -> str:
     """read_bytes decoded as UTF-8 (BadInput naming the first bad byte)."""
-    data = read_bytes(path, limit, what)
+    return _utf8(path, read_bytes(path, limit, what))
+
+
+def _utf8(path: str | Path, data: bytes) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -198,17 +204,18 @@ def _real_quotes(raw: np.ndarray, data: bytes, mask: np.ndarray) -> np.ndarray:
 
 
 def _brackets(raw: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Positions of [ { ] } in two passes rather than seven: OR 0x20 folds [ ] onto { } and
-    nothing else onto them; minus "{" leaves 0 or 2 exactly for those, and & 0xFD maps just
-    0 and 2 to 0 (uint8 arithmetic wraps)."""
-    folded = raw | 0x20
+    """Positions of [ { ] } in the scratch mask's memory, in place: OR 0x20 folds [ ] onto
+    { } and nothing else onto them; minus "{" leaves 0 or 2 exactly for those, and & 0xFD
+    maps just 0 and 2 to 0 (uint8 arithmetic wraps)."""
+    folded = mask.view(np.uint8)
+    np.bitwise_or(raw, 0x20, out=folded)
     np.subtract(folded, ord("{"), out=folded)
     np.bitwise_and(folded, 0xFD, out=folded)
     np.equal(folded, 0, out=mask)
     return np.flatnonzero(mask)
 
 
-def _check_json_limits(file: str, text: str) -> int:
+def _check_json_limits(file: str, text: str, data: bytes | None = None) -> int:
     """Depth and number length of JSON text, checked before parsing, in one linear pass of
     numpy over its bytes. Returns how many key-value pairs the text writes (its colons outside
     strings): the parsed data holds as many unless a key was written twice in one object.
@@ -216,7 +223,8 @@ def _check_json_limits(file: str, text: str) -> int:
     Strings are told apart by their quotes (escaped quotes excluded). On text that is not JSON
     the pass may misjudge what follows the first error, but the parser stops there too: up to
     it the text is a valid prefix, where the pass sees exactly what the parser will."""
-    data = text.encode("utf-8", errors="surrogatepass")
+    if data is None:
+        data = text.encode("utf-8", errors="surrogatepass")
     # Long digit runs: a cheap superset test on the whole text (a run of 101 digits or "_"
     # anywhere, strings included); only on a hit does the exact search on the text without its
     # strings run (a regex over every digit of a 20 MB snapshot cost 0.3 s).
@@ -343,12 +351,13 @@ def _strict_json(text: str, file: str, expected: str, nan_to_model: bool) -> Any
 
 
 def parse_json(text: str, file: str, expected: str = "valid JSON", *,
-               nan_to_model: bool = False) -> Any:
+               nan_to_model: bool = False, utf8: bytes | None = None) -> Any:
     """Strict JSON: no NaN/Infinity or overflowing floats, no duplicate keys, bounded depth and
     number length. BadInput names the line and column of a syntax error.
 
     nan_to_model: NaN/Infinity/overflow become float NaN for a model with allow_inf_nan=False
-    to refuse, naming the field.
+    to refuse, naming the field. utf8: the text's UTF-8 bytes, when the caller has them (the
+    file as read), to scan without encoding the text again.
 
     Fast path: pydantic's Rust JSON parser (pydantic_core.from_json, there with pydantic
     anyway; 2x json's C parser, and 4x it with the Python hooks that did the checks), then two
@@ -357,7 +366,7 @@ def parse_json(text: str, file: str, expected: str = "valid JSON", *,
     RFC 8259, as strict as json's or stricter (it refuses NaN and lone surrogates); whatever
     it refuses, or the checks find, goes to the hooked reference parser, which decides and
     names the problem exactly as before (tests/common/test_documents.py compares the two)."""
-    pairs_written = _check_json_limits(file, text)
+    pairs_written = _check_json_limits(file, text, utf8)
     try:
         with cyclic_gc_paused():
             data = from_json(text, allow_inf_nan=False)
@@ -404,8 +413,8 @@ def load_document(path: str | Path) -> Document:
     """Read a YAML or JSON file (JSON when it ends in .json). Syntax errors name the line."""
     file = str(path)
     if file.lower().endswith(".json"):
-        text = read_text(path, MAX_JSON_BYTES, "a JSON document")
-        return Document(file, parse_json(text, file))
+        data = read_bytes(path, MAX_JSON_BYTES, "a JSON document")
+        return Document(file, parse_json(_utf8(path, data), file, utf8=data))
     return parse_yaml(read_text(path, MAX_YAML_BYTES, "a YAML document"), file)
 
 
