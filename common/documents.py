@@ -7,16 +7,18 @@ out-of-memory kill or a crash inside libyaml.
 - `read_text(path, limit)`    the same, decoded as UTF-8
 - `parse_json(text, file)`    strict JSON (no NaN/Infinity, no duplicate keys, bounded depth)
 - `load_document(path)`       a YAML or JSON file (JSON when it ends in .json) as a Document
+
+Large JSON (a 100,000-partition snapshot) is read through a fast path that only accepts; what
+it would refuse is read again by the reference parser, which words every refusal
+(`parse_json`, docs/performance.md).
 """
 from __future__ import annotations
 
-import gc
 import json
 import os
 import re
 import stat
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain, compress
 from pathlib import Path
@@ -26,6 +28,7 @@ import numpy as np
 import yaml
 from pydantic_core import from_json
 
+from common.cyclic_gc import cyclic_gc_paused
 from common.errors import BadInput
 
 # Size limits per format (docs/input-limits.md). JSON parses at ~5 bytes of memory per byte of
@@ -136,23 +139,6 @@ class Document:
         if node is not None:
             line = node.start_mark.line + 1
         return line
-
-
-@contextmanager
-def cyclic_gc_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while a big document is parsed and validated.
-
-    Parsing a 100,000-partition snapshot allocates millions of objects, and every few hundred
-    allocations start a collection that walks all live objects (~35 % of the reading time).
-    Parsed data holds no reference cycles, so pausing only defers work; the collector is
-    switched back on afterwards only if it was on before."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 # ---------------------------------------------------------------- limits checked before parsing

@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from common.documents import cyclic_gc_paused
+from common.cyclic_gc import cyclic_gc_paused
 from controller.json_out import plan_to_json
 from controller.snapshot_io import read_snapshot
 from controller.state import read_memory, write_memory
