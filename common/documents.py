@@ -7,6 +7,10 @@ out-of-memory kill or a crash inside libyaml.
 - `read_text(path, limit)`    the same, decoded as UTF-8
 - `parse_json(text, file)`    strict JSON (no NaN/Infinity, no duplicate keys, bounded depth)
 - `load_document(path)`       a YAML or JSON file (JSON when it ends in .json) as a Document
+
+Large JSON (a 100,000-partition snapshot) is read through a fast path that only accepts; what
+it would refuse is read again by the reference parser, which words every refusal
+(`parse_json`, docs/performance.md).
 """
 from __future__ import annotations
 
@@ -16,12 +20,15 @@ import re
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain, compress
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import yaml
+from pydantic_core import from_json
 
+from common.cyclic_gc import cyclic_gc_paused
 from common.errors import BadInput
 
 # Size limits per format (docs/input-limits.md). JSON parses at ~5 bytes of memory per byte of
@@ -69,8 +76,11 @@ def read_bytes(path: str | Path, limit: int, what: str = "a file") -> bytes:
                                f"(this one has {st.st_size} bytes)")
             chunks: list[bytes] = []
             total = 0
+            # First read: the whole file as stat sees it, plus one byte to see it grow, in one
+            # buffer (joining 16 MiB chunks copied a large snapshot once more).
+            size = max(st.st_size + 1, 1 << 16)
             while total <= limit:
-                chunk = os.read(fd, min(1 << 24, limit + 1 - total))
+                chunk = os.read(fd, min(size if not chunks else 1 << 24, limit + 1 - total))
                 if not chunk:
                     break
                 chunks.append(chunk)
@@ -92,7 +102,10 @@ def read_bytes(path: str | Path, limit: int, what: str = "a file") -> bytes:
 
 def read_text(path: str | Path, limit: int, what: str = "a file") -> str:
     """read_bytes decoded as UTF-8 (BadInput naming the first bad byte)."""
-    data = read_bytes(path, limit, what)
+    return _utf8(path, read_bytes(path, limit, what))
+
+
+def _utf8(path: str | Path, data: bytes) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -145,27 +158,84 @@ def _check_digits(file: str, text: str) -> None:
                        f"numbers of at most {MAX_NUMBER_DIGITS} digits")
 
 
-def _check_json_limits(file: str, text: str) -> None:
-    """Depth and number length of JSON text, in C-speed passes over the text."""
-    opens = text.count("[") + text.count("{")
-    long_digits = _LONG_DIGITS.search(text) is not None
-    if opens <= MAX_DEPTH and not long_digits:
-        return  # cannot nest deeper than it has brackets
-    bare = _JSON_STRING.sub('""', text)  # brackets and digits inside strings do not count
-    if long_digits:
-        _check_digits(file, bare)
-    if opens <= MAX_DEPTH:
-        return
-    raw = np.frombuffer(bare.encode("utf-8", errors="replace"), dtype=np.uint8)
-    idx = np.flatnonzero((raw == 91) | (raw == 123) | (raw == 93) | (raw == 125))
-    if idx.size == 0:
-        return
-    kind = raw[idx]
-    depth = np.cumsum(np.where((kind == 91) | (kind == 123), 1, -1).astype(np.int32))
-    deepest = int(depth.max())
+# bytes.translate table: digits and "_" (what _LONG_DIGITS runs over) become "d", the rest ".".
+_DIGIT_RUNS = bytes(ord("d") if chr(b) in "0123456789_" else ord(".") for b in range(256))
+_QUOTE, _BACKSLASH, _COLON = 34, 92, 58
+_OPENS = (91, 123)  # [ {
+
+
+def _where(raw: np.ndarray, byte: int, mask: np.ndarray) -> np.ndarray:
+    """Positions of `byte` in `raw`, through one scratch mask: a fresh temporary the size of
+    the text for each comparison cost its page faults every time."""
+    np.equal(raw, byte, out=mask)
+    return np.flatnonzero(mask)
+
+
+def _real_quotes(raw: np.ndarray, data: bytes, mask: np.ndarray) -> np.ndarray:
+    """Positions of the quotes that open or close a string: a quote after an odd run of
+    backslashes is escaped (two backslashes and a quote end a string, one and a quote do not)."""
+    quotes = _where(raw, _QUOTE, mask)
+    if quotes.size == 0 or data.find(b"\\") < 0:
+        return quotes
+    slashes = _where(raw, _BACKSLASH, mask)
+    # Length of the run of backslashes ending at each backslash.
+    starts = np.ones(slashes.size, dtype=bool)
+    starts[1:] = slashes[1:] != slashes[:-1] + 1
+    first = np.maximum.accumulate(np.where(starts, np.arange(slashes.size), 0))
+    run = np.arange(slashes.size) - first + 1
+    # The run that ends right before each quote, if any.
+    j = np.minimum(np.searchsorted(slashes, quotes - 1), slashes.size - 1)
+    before = np.where(slashes[j] == quotes - 1, run[j], 0)
+    return quotes[before % 2 == 0]
+
+
+def _brackets(raw: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Positions of [ { ] } in the scratch mask's memory, in place: OR 0x20 folds [ ] onto
+    { } and nothing else onto them; minus "{" leaves 0 or 2 exactly for those, and & 0xFD
+    maps just 0 and 2 to 0 (uint8 arithmetic wraps)."""
+    folded = mask.view(np.uint8)
+    np.bitwise_or(raw, 0x20, out=folded)
+    np.subtract(folded, ord("{"), out=folded)
+    np.bitwise_and(folded, 0xFD, out=folded)
+    np.equal(folded, 0, out=mask)
+    return np.flatnonzero(mask)
+
+
+def _check_json_limits(file: str, text: str, data: bytes | None = None) -> int:
+    """Depth and number length of JSON text, checked before parsing, in one linear pass of
+    numpy over its bytes. Returns how many key-value pairs the text writes (its colons outside
+    strings): the parsed data holds as many unless a key was written twice in one object.
+
+    Strings are told apart by their quotes (escaped quotes excluded). On text that is not JSON
+    the pass may misjudge what follows the first error, but the parser stops there too: up to
+    it the text is a valid prefix, where the pass sees exactly what the parser will."""
+    if data is None:
+        data = text.encode("utf-8", errors="surrogatepass")
+    # Long digit runs: a cheap superset test on the whole text (a run of 101 digits or "_"
+    # anywhere, strings included); only on a hit does the exact search on the text without its
+    # strings run (a regex over every digit of a 20 MB snapshot cost 0.3 s).
+    if b"d" * (MAX_NUMBER_DIGITS + 1) in data.translate(_DIGIT_RUNS):
+        _check_digits(file, _JSON_STRING.sub('""', text))
+    raw = np.frombuffer(data, dtype=np.uint8)
+    mask = np.empty(raw.size, dtype=bool)
+    quotes = _real_quotes(raw, data, mask)
+    # A position is inside a string when an odd number of real quotes precede it.
+    colons = _where(raw, _COLON, mask)
+    outside = np.searchsorted(quotes, colons) % 2 == 0
+    pairs = int(np.count_nonzero(outside))
+    brackets = _brackets(raw, mask)
+    if brackets.size <= MAX_DEPTH:
+        return pairs  # cannot nest deeper than it has brackets
+    brackets = brackets[np.searchsorted(quotes, brackets) % 2 == 0]
+    if brackets.size == 0:
+        return pairs
+    kind = raw[brackets]
+    step = np.where((kind == _OPENS[0]) | (kind == _OPENS[1]), 1, -1).astype(np.int32)
+    deepest = int(np.cumsum(step).max())
     if deepest > MAX_DEPTH:
         raise BadInput(file, "", f"JSON nested at most {MAX_DEPTH} levels deep "
                                  f"(this one nests {deepest})")
+    return pairs
 
 
 def _check_yaml_depth(file: str, text: str) -> None:
@@ -221,14 +291,36 @@ def _nan(name: str) -> float:
     return float("nan")
 
 
-def parse_json(text: str, file: str, expected: str = "valid JSON", *,
-               nan_to_model: bool = False) -> Any:
-    """Strict JSON: no NaN/Infinity or overflowing floats, no duplicate keys, bounded depth and
-    number length. BadInput names the line and column of a syntax error.
+_INF, _MINUS_INF = float("inf"), float("-inf")
+_CONTAINER = frozenset((dict, list)).__contains__
 
-    nan_to_model: NaN/Infinity/overflow become float NaN for a model with allow_inf_nan=False
-    to refuse, naming the field."""
-    _check_json_limits(file, text)
+
+def _pairs_and_overflow(data: Any) -> tuple[int, bool]:
+    """Key-value pairs held by the dicts of parsed JSON, and whether any number is infinite
+    (only an overflowing float such as 1e999 parses to one when NaN/Infinity are refused).
+
+    Level by level, with the per-item work in C (map, set, list.__contains__): a 100,000-
+    partition snapshot is 200,000 dicts and 900,000 leaves; a plain walk cost 0.15 s."""
+    pairs, overflow = 0, False
+    items = [data]  # the document itself first: a bare 1e999 is a whole JSON document too
+    while items:
+        # `in` compares by == after identity: only an infinite float equals inf.
+        overflow = overflow or _INF in items or _MINUS_INF in items
+        types = list(map(type, items))
+        kinds = set(types)
+        if dict not in kinds and list not in kinds:
+            break
+        level = list(compress(items, map(_CONTAINER, types)))
+        dicts = [x for x in level if type(x) is dict]
+        pairs += sum(map(len, dicts))
+        items = list(chain(chain.from_iterable(map(dict.values, dicts)),
+                           chain.from_iterable(x for x in level if type(x) is list)))
+    return pairs, overflow
+
+
+def _strict_json(text: str, file: str, expected: str, nan_to_model: bool) -> Any:
+    """The reference parser: every check in a Python hook (NaN/Infinity, overflowing floats,
+    duplicate keys named). Used when the fast path saw something to refuse or name."""
     try:
         return json.loads(text, parse_constant=_nan if nan_to_model else _json_constant,
                           parse_float=float if nan_to_model else _json_float,
@@ -242,6 +334,34 @@ def parse_json(text: str, file: str, expected: str = "valid JSON", *,
         raise BadInput(file, "", f"{expected} (nested too deeply)") from None
     except ValueError as err:
         raise BadInput(file, "", f"{expected} ({err})") from None
+
+
+def parse_json(text: str, file: str, expected: str = "valid JSON", *,
+               nan_to_model: bool = False, utf8: bytes | None = None) -> Any:
+    """Strict JSON: no NaN/Infinity or overflowing floats, no duplicate keys, bounded depth and
+    number length. BadInput names the line and column of a syntax error.
+
+    nan_to_model: NaN/Infinity/overflow become float NaN for a model with allow_inf_nan=False
+    to refuse, naming the field. utf8: the text's UTF-8 bytes, when the caller has them (the
+    file as read), to scan without encoding the text again.
+
+    Fast path: pydantic's Rust JSON parser (pydantic_core.from_json, there with pydantic
+    anyway; 2x json's C parser, and 4x it with the Python hooks that did the checks), then two
+    exact checks on what it built: as many key-value pairs as the text writes (fewer means a
+    key was written twice) and no infinite number (an overflow such as 1e999). Its grammar is
+    RFC 8259, as strict as json's or stricter (it refuses NaN and lone surrogates); whatever
+    it refuses, or the checks find, goes to the hooked reference parser, which decides and
+    names the problem exactly as before (tests/common/test_documents.py compares the two)."""
+    pairs_written = _check_json_limits(file, text, utf8)
+    try:
+        with cyclic_gc_paused():
+            data = from_json(text, allow_inf_nan=False)
+    except (ValueError, TypeError):  # TypeError: text that is not UTF-8 (a lone surrogate)
+        return _strict_json(text, file, expected, nan_to_model)
+    pairs, overflow = _pairs_and_overflow(data)
+    if pairs != pairs_written or overflow:
+        return _strict_json(text, file, expected, nan_to_model)
+    return data
 
 
 def parse_yaml(text: str, file: str) -> Document:
@@ -279,8 +399,8 @@ def load_document(path: str | Path) -> Document:
     """Read a YAML or JSON file (JSON when it ends in .json). Syntax errors name the line."""
     file = str(path)
     if file.lower().endswith(".json"):
-        text = read_text(path, MAX_JSON_BYTES, "a JSON document")
-        return Document(file, parse_json(text, file))
+        data = read_bytes(path, MAX_JSON_BYTES, "a JSON document")
+        return Document(file, parse_json(_utf8(path, data), file, utf8=data))
     return parse_yaml(read_text(path, MAX_YAML_BYTES, "a YAML document"), file)
 
 

@@ -8,8 +8,6 @@ actions name the table a partition belongs to.
 from __future__ import annotations
 
 import io
-import json
-import math
 import re
 from collections import Counter
 from typing import Any
@@ -19,6 +17,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from controller.json_out import plan_to_json  # noqa: F401  (re-exported: the JSON form lives there)
 from decision.model import Action, ClusterSnapshot, Plan
 
 VERDICT_STYLE = {"overloaded": "bold red", "underloaded": "yellow", "healthy": "green",
@@ -57,25 +56,6 @@ class PlainTable(Table):
 
     def add_row(self, *cells: Any, **kw: Any) -> None:
         super().add_row(*(plain(c) if isinstance(c, str) else c for c in cells), **kw)
-
-
-# ---------------------------------------------------------------- JSON
-
-
-def _finite(value: Any) -> Any:
-    """JSON has no NaN or Infinity: such numbers become null rather than invalid output."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
-
-
-def plan_to_json(plan: Plan) -> str:
-    """The stable JSON form: Plan.to_dict(), keys in the contract's order, 2-space indent."""
-    return json.dumps(_finite(plan.to_dict()), indent=2, allow_nan=False) + "\n"
 
 
 # ---------------------------------------------------------------- tables

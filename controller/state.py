@@ -18,7 +18,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
 from common.documents import MAX_SMALL_BYTES, parse_json, read_text
-from controller.config import parse_model
+from common.models import parse_model
 from controller.errors import BadInput
 from decision.model import DecisionMemory, memory_to_dict
 

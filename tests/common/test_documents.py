@@ -1,9 +1,13 @@
 """The one bounded reader and YAML/JSON loader: whatever the file, one BadInput, bounded."""
 from __future__ import annotations
 
+import json
+import math
 import os
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from common import documents
 from common.documents import (MAX_DEPTH, MAX_NUMBER_DIGITS, load_document, parse_json,
@@ -99,3 +103,169 @@ def test_yaml_over_its_limit_is_refused_but_json_of_that_size_is_read(tmp_path, 
     j = tmp_path / "s.json"
     j.write_text('{"a": "' + "x" * 200 + '"}')
     assert load_document(j).data["a"] == "x" * 200
+
+
+# ------------------------------------------------------------------ the fast JSON path
+# parse_json reads with pydantic's parser and checks what it built; the reference parser (the
+# Python hooks, `_strict_json`) decides and names every refusal. These tests hold the two to
+# the same outcome: same data, or the same BadInput line.
+
+def _reference(text: str, nan_to_model: bool = False):
+    try:
+        documents._check_json_limits("x.json", text)
+        return documents._strict_json(text, "x.json", "valid JSON", nan_to_model)
+    except BadInput as err:
+        return err.line()
+
+
+def _fast(text: str, nan_to_model: bool = False):
+    try:
+        return parse_json(text, "x.json", nan_to_model=nan_to_model)
+    except BadInput as err:
+        return err.line()
+
+
+def _same(a, b) -> bool:
+    # repr tells -0.0 from 0.0, 1 from 1.0 and True from 1, which == does not.
+    return type(a) is type(b) and repr(a) == repr(b)
+
+
+@pytest.mark.parametrize("text", [
+    '{"a": 1, "a": 2}',
+    '{"x": [{"ok": 1}, {"b": 1, "c": 2, "b": 3}]}',
+    '{"a": {"k": 1}, "b": {"k": 1, "k": 1}}',
+    '{"a:": 1, "a:": 2}',                       # a colon inside the key itself
+    '{"\\"": 1, "\\"": 2}',                      # escaped quotes as the key
+    '{"\\\\": 1, "\\\\": 2}',                    # an escaped backslash as the key
+])
+def test_a_key_written_twice_is_refused_by_name_wherever_it_is(text):
+    with pytest.raises(BadInput, match="appears twice in one object"):
+        parse_json(text, "x.json")
+
+
+def test_a_key_written_twice_in_a_large_document_is_refused():
+    parts = [{"id": f"p{i}", "reads": i} for i in range(50_000)]
+    text = json.dumps({"partitions": parts})
+    assert parse_json(text, "x.json")["partitions"][49_999] == {"id": "p49999", "reads": 49_999}
+    broken = text.replace('{"id": "p31337", "reads"', '{"id": "p31337", "id": "p0", "reads"')
+    with pytest.raises(BadInput, match="x.json: valid JSON \\(key 'id' appears twice"):
+        parse_json(broken, "x.json")
+
+
+def test_colons_quotes_and_backslashes_inside_strings_are_not_structure():
+    text = '{"a": "x:y:{[", "b\\"": "c\\\\", "d\\\\\\":": [":", "\\\\\\"]}"], "e": 1}'
+    assert parse_json(text, "x.json") == json.loads(text)
+
+
+@pytest.mark.parametrize("text", ['{"x": [1, {"y": 1e999}]}', '[[[-1E400]]]', '{"a": 2e308}'])
+def test_an_overflowing_number_is_refused_at_any_depth(text):
+    with pytest.raises(BadInput, match="overflows a float"):
+        parse_json(text, "x.json")
+
+
+def test_a_lone_surrogate_escape_is_read_as_before():
+    # pydantic's parser refuses it; json accepts it: the reference decides (accepted).
+    assert parse_json('["\\ud800"]', "x.json") == ["\ud800"]
+
+
+def test_a_state_file_nan_still_reaches_the_model():
+    assert math.isnan(parse_json('{"step": NaN}', "s.json", nan_to_model=True)["step"])
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**20, 10**20)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner, max_size=4),
+    max_leaves=30)
+# Pieces that matter to the scan and to the parsers: structure, escapes, numbers at the edges.
+JSON_NASTY = ['"', '\\', '\\"', '\\\\', ':', ',', '{', '}', '[', ']', '"a": 1, "a": 2', 'NaN',
+              'Infinity', '-', '1e999', '1e-400', '9' * 120, '\ud800', '\\ud800', '\\u0000',
+              '\x00', '\ufeff', ' ', '\n', 'true', 'null', '1.7976931348623159e308', '.5', '0x1']
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=json_values, edits=st.lists(
+    st.tuples(st.integers(0, 10**4), st.integers(0, 3),
+              st.one_of(st.sampled_from(JSON_NASTY), st.text(max_size=3))), max_size=3),
+    nan_to_model=st.booleans())
+def test_fast_and_reference_json_agree_on_any_text(value, edits, nan_to_model):
+    text = json.dumps(value)
+    for pos, cut, insert in edits:
+        p = pos % (len(text) + 1)
+        text = text[:p] + insert + text[p + cut:]
+    assert _same(_fast(text, nan_to_model), _reference(text, nan_to_model)), text
+
+
+@settings(max_examples=300, deadline=None)
+@given(number=st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.from_regex(r"-?(0|[1-9][0-9]{0,25})(\.[0-9]{1,25})?([eE][-+]?[0-9]{1,3})?", fullmatch=True)))
+def test_every_number_reads_to_the_same_value(number):
+    # Both parsers must round every decimal to the same float (or both refuse an overflow).
+    assert _same(_fast(f"[{number}]"), _reference(f"[{number}]")), number
+
+
+def _depth_by_hand(text: str) -> tuple[int, bool]:
+    """The deepest nesting a parser can reach, by a plain character loop over JSON's strings:
+    up to the first backslash outside a string (no parser reads past it). Also says whether
+    the loop stopped there."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == "\\":
+            return deepest, True
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest, False
+
+
+# Strings whose insides look like structure; escapes that do and do not end them.
+json_strings = st.lists(st.sampled_from(["[", "{", "]", "x", ":", "\\\\", '\\"']), max_size=8).map(
+    lambda inside: '"' + "".join(inside) + '"')
+depth_pieces = st.lists(st.one_of(
+    st.just("[" * 30), st.just("[" * 30), st.just("["), st.just("]"), st.just('{"k": '),
+    st.just("}"), st.just(", "), json_strings, json_strings), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=depth_pieces, stray=st.sampled_from(["", '"', "\\"]), where=st.integers(0, 40))
+def test_the_depth_scan_sees_strings_as_a_parser_does(pieces, stray, where):
+    # A stray quote or backslash outside a string breaks the text where it stands.
+    pieces.insert(min(where, len(pieces)), stray)
+    text = "".join(pieces)
+    deepest, stopped = _depth_by_hand(text)
+    if deepest > MAX_DEPTH:
+        with pytest.raises(BadInput, match="nested at most"):
+            documents._check_json_limits("x.json", text)
+    elif not stopped:
+        documents._check_json_limits("x.json", text)
+
+
+def test_deep_nesting_behind_escaped_quotes_is_still_seen():
+    text = '["a\\"b", "c\\\\", ' + "[" * 200 + "]" * 200 + "]"
+    with pytest.raises(BadInput, match="nested at most"):
+        parse_json(text, "x.json")
+
+
+def test_brackets_all_inside_an_unclosed_string_are_a_syntax_error():
+    with pytest.raises(BadInput, match=r"x.json: line 1, column 1: valid JSON \(Unterminated string"):
+        parse_json('"' + "[" * 200, "x.json")
+
+
+def test_the_bracket_scan_finds_the_four_brackets_and_no_other_byte():
+    import numpy as np
+    raw = np.arange(256, dtype=np.uint8)
+    found = documents._brackets(raw, np.empty(raw.size, dtype=bool))
+    assert bytes(raw[found]) == b"[]{}"

@@ -287,3 +287,76 @@ def test_one_bad_value_anywhere_is_named_by_its_exact_path(snap, data):
                    for i, k in enumerate(where))
     assert info.value.field == path
     assert info.value.file == "s.json"
+
+
+# ------------------------------------------------------------------ partitions read as columns
+# snapshot_from_data checks partitions column by column and hands anything it would refuse to
+# the reference reader (pydantic field by field, then the strict walk). The two must agree:
+# the same snapshot, or the same BadInput line.
+
+def _outcome(read, data):
+    try:
+        return read(copy.deepcopy(data), "s.json")
+    except BadInput as err:
+        return err.line()
+
+
+PARTITION_VALUES = [
+    True, False, None, "0.5", "", "\ud800", "ok\x00id", -1, -0.0, 0, 3, 1, 1.0, 0.5, 1.5,
+    1e15, 1e15 + 1, 10**15, 10**15 + 1, 10**400, 1e308, float("nan"), float("inf"),
+    float("-inf"), [1], {"a": 1}, "rs1.example.org,16020", "rs9,16020",
+    "0569b15917774c95c6546e1fb1438a0a"]
+PARTITION_KEYS = ["id", "table", "node", "reads", "writes", "scans", "size_mb", "locality",
+                  "region"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(edits=st.lists(st.tuples(st.integers(0, 1), st.sampled_from(PARTITION_KEYS),
+                                st.one_of(st.sampled_from(PARTITION_VALUES), st.just(_delete))),
+                      max_size=3),
+       head=st.sampled_from([None, ("nodes", 1, "id"), ("taken_at",), ("missing",)]),
+       every_field=st.booleans(), floats_only=st.booleans())
+def test_column_checks_and_the_reference_reader_agree(edits, head, every_field, floats_only):
+    from controller.snapshot_io import _checked_snapshot
+    data = good()
+    if every_field:  # as metctl's writer does: both partitions with all 8 fields
+        data["partitions"][1] |= {"size_mb": 10.0, "locality": 0.5}
+    if floats_only:
+        data["partitions"][0]["size_mb"] = 250.0
+        data["partitions"][1]["reads"] = 0.0
+    for i, key, value in edits:
+        if value is _delete:
+            data["partitions"][i].pop(key, None)
+        else:
+            data["partitions"][i][key] = value
+    if head == ("nodes", 1, "id"):  # a problem outside the partitions as well
+        data["nodes"][1]["id"] = data["nodes"][0]["id"]
+    elif head == ("taken_at",):
+        data["taken_at"] = 5
+    elif head == ("missing",):
+        data["missing"] = ["fine", 3]
+    fast, ref = _outcome(snapshot_from_data, data), _outcome(_checked_snapshot, data)
+    assert fast == ref
+    if isinstance(fast, ClusterSnapshot):  # same values, same types (1 read as 1.0)
+        assert [list(map(type, vars(p).values())) for p in fast.partitions] == \
+            [list(map(type, vars(p).values())) for p in ref.partitions]
+
+
+def test_partitions_not_a_list_of_mappings_are_named_as_before():
+    for bad, words in (({"id": "x"}, "list"), ([1, 2], "mapping"), ([None], "mapping")):
+        data = good() | {"partitions": bad}
+        with pytest.raises(BadInput) as info:
+            snapshot_from_data(data, "s.json")
+        assert info.value.field.startswith("partitions") and words in info.value.expected
+
+
+def test_a_large_snapshot_is_refused_at_its_one_bad_partition():
+    data = good()
+    base = data["partitions"][0]
+    data["partitions"] = [base | {"id": f"p{i}"} for i in range(20_000)]
+    assert len(snapshot_from_data(data, "s.json").partitions) == 20_000
+    data["partitions"][12_345]["locality"] = 1.01
+    with pytest.raises(BadInput) as info:
+        snapshot_from_data(data, "s.json")
+    assert info.value.line() == ("s.json: partitions[12345].locality: less than or equal to 1, "
+                                 "got 1.01")
