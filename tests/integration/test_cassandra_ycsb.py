@@ -21,11 +21,14 @@ RF = 2  # the wrapper's keyspace, as the fixture's: every replica counts each cl
 
 
 def test_ycsb_workload_a_at_quorum_matches_the_monitor(cassandra_cluster: Any, cassandra_session: Any) -> None:
-    """The wrapper creates ycsb.usertable (field0 … field9), loads it, runs workload A for 5 s at
+    """The wrapper refuses a table without YCSB's columns, creates ycsb.usertable (field0 … field9), loads it, runs workload A for 5 s at
     QUORUM with 4 threads: nothing fails, and reads and writes summed over the nodes' system_views,
     divided by RF (at QUORUM with RF 2 both replicas read: data + digest), are YCSB's READ and
     UPDATE counts within 10 %."""
     ycsb = load_cluster_module("ycsb.py")
+    # the fixture's usertable has field0 only: the wrapper names what it lacks, changes nothing
+    with pytest.raises(ycsb.cluster_mod.ClusterError, match=r"metctl_test\.usertable .*'field1'"):
+        ycsb.ensure_table(cassandra_session, "metctl_test", "usertable", fields=10)
     loaded = ycsb.load(cassandra_cluster, cassandra_session, RECORDS, "A", threads=2)
     print("\n" + ycsb.summary(loaded))
     assert loaded.failed == 0 and loaded.per_op.get("INSERT", {}).get("OK") == RECORDS, ycsb.summary(loaded)
