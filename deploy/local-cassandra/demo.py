@@ -3,8 +3,9 @@
 and back in under a QUORUM read/write load, and reports what the clients saw.
 
 1. start 2 nodes (deploy/local-cassandra/cluster.py), keyspace with replication 2, a table;
-2. run the QUORUM load (deploy/local-cassandra/load.py; YCSB has no Cassandra binding on Maven
-   Central and this project's is not written yet) for --phase-s seconds: "before";
+2. run the QUORUM load (deploy/local-cassandra/load.py: it remembers every acknowledged write, so
+   the demo can check none was lost; YCSB through deploy/local-cassandra/ycsb.py is not wired
+   in here yet) for --phase-s seconds: "before";
 3. add a node: it bootstraps; the driver watches gossip until it is UN, then runs cleanup on the
    others; measure "after join";
 4. throttle streaming, decommission that node through the driver, watch it until it LEFT, stop

@@ -22,6 +22,7 @@ import re
 import subprocess
 import sys
 import time
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -78,16 +79,21 @@ def build_dir() -> Path:
 
 def build(quiet: bool = True) -> Path:
     """Build the binding (once; again only when its sources change) into the cache."""
-    out = build_dir()
-    jar = out / "ycsb-hbase.jar"
-    sources = [MODULE / "pom.xml", *MODULE.rglob("*.java")]
+    return build_module(MODULE, build_dir(), quiet)
+
+
+def build_module(module: Path, out: Path, quiet: bool = True) -> Path:
+    """`mvn package` of a binding module (ycsb-hbase/, ycsb-cassandra/) into `out`, skipped
+    while out/<module name>.jar is newer than the pom and every Java source. Returns `out`."""
+    jar = out / f"{module.name}.jar"
+    sources = [module / "pom.xml", *module.rglob("*.java")]
     if jar.exists() and all(s.stat().st_mtime <= jar.stat().st_mtime for s in sources):
         return out
-    cmd = ["mvn", "-B", *(["-q"] if quiet else []), "-f", str(MODULE / "pom.xml"),
+    cmd = ["mvn", "-B", *(["-q"] if quiet else []), "-f", str(module / "pom.xml"),
            f"-Dycsb.build.dir={out}", "package"]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise cluster_mod.ClusterError(f"building ycsb-hbase failed:\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}")
+        raise cluster_mod.ClusterError(f"building {module.name} failed:\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}")
     return out
 
 
@@ -134,20 +140,32 @@ class Result:
     throughput: float  # ops/s as YCSB reports it ([OVERALL] Throughput)
     per_op: dict[str, dict[str, int]] = field(default_factory=dict)  # op -> {status: count}
     timeline: list[tuple[float, float]] = field(default_factory=list)  # (s, current ops/s)
+    # op -> {"avg": …, "p95": …, "p99": …, "max": …} in µs, from YCSB's summary
+    latency_us: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def success_fraction(self) -> float:
         return self.ok / self.ops if self.ops else 0.0
+
+    @property
+    def failed(self) -> int:
+        """Operations that did not return OK (YCSB's ERROR, NOT_FOUND, … and its -FAILED)."""
+        return self.ops - self.ok
 
 
 _STATUS_LINE = re.compile(r"(\d+) sec: (\d+) operations; ([0-9.]+) current ops/sec")
 _RETURN = re.compile(r"^\[([A-Z-]+)\], Return=([A-Z_]+), (\d+)$")
 _THROUGHPUT = re.compile(r"^\[OVERALL\], Throughput\(ops/sec\), ([0-9.E+-]+)$")
 _STATUS_OP = re.compile(r"\[([A-Z-]+): Count=(\d+)")
+_LATENCY = re.compile(r"^\[([A-Z-]+)\], (AverageLatency|95thPercentileLatency|99thPercentileLatency|MaxLatency)"
+                      r"\(us\), ([0-9.E+-]+)$")
+_LATENCY_KEY = {"AverageLatency": "avg", "95thPercentileLatency": "p95", "99thPercentileLatency": "p99",
+                "MaxLatency": "max"}
 
 
 def parse_output(workload: str, phase: str, stdout: str, stderr: str, seconds: float) -> Result:
     per_op: dict[str, dict[str, int]] = {}
+    latency: dict[str, dict[str, float]] = defaultdict(dict)
     throughput = 0.0
     for line in stdout.splitlines():
         if m := _RETURN.match(line.strip()):
@@ -157,6 +175,8 @@ def parse_output(workload: str, phase: str, stdout: str, stderr: str, seconds: f
             per_op.setdefault(op, {})[status] = per_op.get(op, {}).get(status, 0) + n
         elif m := _THROUGHPUT.match(line.strip()):
             throughput = float(m.group(1))
+        elif (m := _LATENCY.match(line.strip())) and m.group(1) != "CLEANUP":
+            latency[m.group(1)][_LATENCY_KEY[m.group(2)]] = float(m.group(3))
     ops = sum(sum(s.values()) for s in per_op.values())
     ok = sum(s.get("OK", 0) for s in per_op.values())
     timeline = [(float(m.group(1)), float(m.group(3))) for m in _STATUS_LINE.finditer(stderr)]
@@ -172,7 +192,7 @@ def parse_output(workload: str, phase: str, stdout: str, stderr: str, seconds: f
             ok = ops - failed
             per_op = {"ALL": {"OK": ok, "FAILED": failed}}
             throughput = ops / float(last.group(1)) if float(last.group(1)) else 0.0
-    return Result(workload, phase, seconds, ops, ok, throughput, per_op, timeline)
+    return Result(workload, phase, seconds, ops, ok, throughput, per_op, timeline, dict(latency))
 
 
 def ycsb_command(cluster: Any, workload: str, phase: str, *, records: int, threads: int,
@@ -201,12 +221,16 @@ def ycsb_command(cluster: Any, workload: str, phase: str, *, records: int, threa
 def start(cluster: Any, workload: str, phase: str, **kw: Any) -> tuple[subprocess.Popen, float]:
     """Start one YCSB client process (its own JVM); collect it with `finish` or `stop`. Its
     output goes to files (a status line a second would fill a pipe nobody reads meanwhile)."""
-    cmd = ycsb_command(cluster, workload, phase, **kw)
-    logs = Path(cluster.workdir) / "ycsb"
+    return start_command(ycsb_command(cluster, workload, phase, **kw), Path(cluster.workdir), f"{workload}-{phase}")
+
+
+def start_command(cmd: list[str], workdir: Path, label: str) -> tuple[subprocess.Popen, float]:
+    """Start a YCSB client command in `workdir`, its output in workdir/ycsb/<label>-<ns>.out|.err."""
+    logs = workdir / "ycsb"
     logs.mkdir(parents=True, exist_ok=True)
-    stem = logs / f"{workload}-{phase}-{time.time_ns()}"
+    stem = logs / f"{label}-{time.time_ns()}"
     with open(f"{stem}.out", "w") as out, open(f"{stem}.err", "w") as err:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=cluster.workdir)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=workdir)
     proc.ycsb_stem = stem  # type: ignore[attr-defined]
     return proc, time.monotonic()
 

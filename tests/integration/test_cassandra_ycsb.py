@@ -1,0 +1,60 @@
+"""YCSB 0.17 on the shared local Cassandra cluster through the project's binding (ycsb-cassandra/,
+the DataStax Java driver 4.x, run by deploy/local-cassandra/ycsb.py): a short workload A (50 %
+reads, 50 % updates) at QUORUM loses no operation, and the monitor's per-table rates over the
+same window are YCSB's own operation counts."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from monitor.cassandra_views import CassandraViewsSource
+from monitor.collector import Collector
+from monitor.settings import MonitorSettings
+from tests.fixtures.cassandra import load_cluster_module
+from tests.fixtures.poll import poll
+
+pytestmark = pytest.mark.integration
+
+RECORDS = 1000
+RF = 2  # the wrapper's keyspace, as the fixture's: every replica counts each client write
+
+
+def test_ycsb_workload_a_at_quorum_matches_the_monitor(cassandra_cluster: Any, cassandra_session: Any) -> None:
+    """The wrapper refuses a table without YCSB's columns, creates ycsb.usertable (field0 … field9), loads it, runs workload A for 5 s at
+    QUORUM with 4 threads: nothing fails, and reads and writes summed over the nodes' system_views,
+    divided by RF (at QUORUM with RF 2 both replicas read: data + digest), are YCSB's READ and
+    UPDATE counts within 10 %."""
+    ycsb = load_cluster_module("ycsb.py")
+    # the fixture's usertable has field0 only: the wrapper names what it lacks, changes nothing
+    with pytest.raises(ycsb.cluster_mod.ClusterError, match=r"metctl_test\.usertable .*'field1'"):
+        ycsb.ensure_table(cassandra_session, "metctl_test", "usertable", fields=10)
+    loaded = ycsb.load(cassandra_cluster, cassandra_session, RECORDS, "A", threads=2)
+    print("\n" + ycsb.summary(loaded))
+    assert loaded.failed == 0 and loaded.per_op.get("INSERT", {}).get("OK") == RECORDS, ycsb.summary(loaded)
+
+    table = f"{ycsb.KEYSPACE}.{ycsb.TABLE}"
+    src = CassandraViewsSource(cassandra_session)
+    nodes = set(cassandra_cluster.contact_points())
+    # a table just created may not be listed yet by every node's system_views
+    poll(lambda: {p.server for p in src.sample().partitions if p.table == table} == nodes,
+         60, f"{table} in every node's system_views", every_s=0.5)
+    clock = {"t": 0.0}
+    collector = Collector([src], MonitorSettings(smoothing_alpha=0.99))
+    src.clock = lambda: clock["t"]
+    collector.poll(0.0)
+    result = ycsb.run_phase(cassandra_cluster, "A", "run", records=RECORDS, seconds=5, threads=4)
+    clock["t"] = 10.0  # a fixed interval: rates are counts / 10 s
+    collector.poll(10.0)
+    print(ycsb.summary(result))
+
+    assert result.failed == 0, ycsb.summary(result)
+    reads, updates = result.per_op["READ"]["OK"], result.per_op["UPDATE"]["OK"]
+    assert reads > 0 and updates > 0, ycsb.summary(result)
+    parts = [p for p in collector.snapshot(10.0).partitions if p.table == table]
+    assert {p.node for p in parts} == nodes
+    seen_reads = sum(p.reads for p in parts) * 10.0 / RF
+    seen_writes = sum(p.writes for p in parts) * 10.0 / RF
+    print(f"monitor: {seen_reads:.0f} reads, {seen_writes:.0f} writes; YCSB: {reads} reads, {updates} updates")
+    assert seen_reads == pytest.approx(reads, rel=0.10)
+    assert seen_writes == pytest.approx(updates, rel=0.10)
