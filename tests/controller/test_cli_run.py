@@ -33,8 +33,12 @@ def with_(doc, dotted, value):
     ("datastore.hbase.host_format", "{nope}", "datastore.hbase.host_format"),
 ])
 def test_bad_live_configs_exit_2_with_one_line(tmp_path, capsys, dotted, value, field):
+    assert_refused_in_one_line(tmp_path, capsys, with_(LIVE, dotted, value), field)
+
+
+def assert_refused_in_one_line(tmp_path, capsys, doc, field):
+    """`run --once` on `doc`: exit 2, one line naming the file and `field`, no journal made."""
     cfg = tmp_path / "live.yaml"
-    doc = with_(LIVE, dotted, value)
     doc.setdefault("executor", {}).setdefault("journal_path", str(tmp_path / "journal.sqlite"))
     cfg.write_text(yaml.safe_dump(doc))
     assert main(["run", "--config", str(cfg), "--once"]) == 2
@@ -66,14 +70,7 @@ CASSANDRA = {
     ("executor.journal_path", ":memory:", "executor.journal_path"),
 ])
 def test_bad_cassandra_configs_exit_2_with_one_line(tmp_path, capsys, dotted, value, field):
-    cfg = tmp_path / "live.yaml"
-    doc = with_(CASSANDRA, dotted, value)
-    doc.setdefault("executor", {}).setdefault("journal_path", str(tmp_path / "journal.sqlite"))
-    cfg.write_text(yaml.safe_dump(doc))
-    assert main(["run", "--config", str(cfg), "--once"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and str(cfg) in err[0] and field in err[0], err
-    assert not (tmp_path / "journal.sqlite").exists()  # nothing half-started
+    assert_refused_in_one_line(tmp_path, capsys, with_(CASSANDRA, dotted, value), field)
 
 
 def test_an_unreachable_cassandra_is_one_line_naming_the_contact_points(tmp_path, capsys):
