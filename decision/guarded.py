@@ -276,7 +276,8 @@ def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Deci
         # More nodes would not help a node whose overload is one partition, but moving its other
         # partitions away lowers it toward that partition's own load (the floor); the hot one
         # stays (moving it only moves the overload) and, split, can leave half by half later.
-        plan = (_rebalance(snapshot, arrays, policy, health, memory, memo, step, hot_partition, why)
+        plan = (_rebalance(snapshot, arrays, policy, health, memory, memo, step, hot_partition, why,
+                           stay=frozenset(a.partition for a in splits))
                 if policy.move_only_what_pays else None)
         if splits:
             plan = _with_splits(plan, splits, why, snapshot, arrays, policy, health, memory,
@@ -364,9 +365,10 @@ def move_pays(policy: PolicyConfig, w: float, size_mb: float, source: float,
 
 def _greedy_moves(arrays: SnapshotArrays, loads: np.ndarray, sources: list[int],
                   dest: list[int], target_load: float, cap: float, policy: PolicyConfig,
-                  cost: np.ndarray | None = None) -> tuple[list[tuple[int, int, str]], np.ndarray]:
+                  cost: np.ndarray | None = None,
+                  stay: frozenset[str] = frozenset()) -> tuple[list[tuple[int, int, str]], np.ndarray]:
     """Move partitions off `sources` (heaviest node first; per node, its largest partitions
-    that fit first; idle partitions never) onto the least loaded of `dest`, while the source
+    that fit first; idle partitions and those in `stay` never) onto the least loaded of `dest`, while the source
     stays above `target_load` and the destination stays at or under `cap`, each move only when
     it pays (move_pays, with move_gain_vs_cost). Returns (partition, destination index, why)
     and the loads after."""
@@ -378,6 +380,8 @@ def _greedy_moves(arrays: SnapshotArrays, loads: np.ndarray, sources: list[int],
     # 3 GB region sent to a new node starts relieving its source 20 minutes later.
     intake_s = np.zeros(len(loads))
     busy = np.flatnonzero((arrays.load > 0) & (cost > 0))
+    if stay:
+        busy = busy[[arrays.ids[p] not in stay for p in busy.tolist()]]
     heap = [(float(loads[i]), i) for i in dest]
     heapq.heapify(heap)
     for s in sorted(sources, key=lambda i: -loads[i]):
@@ -510,9 +514,10 @@ def _scale_out(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: Policy
 
 def _rebalance(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyConfig,
                health: Health, memory: DecisionMemory, memo: dict[str, float], step: int,
-               needs: list[Diagnosis], why: str) -> Plan | None:
-    """Size unchanged but a node overloaded: move its partitions to nodes with room, if that
-    brings it under the mean-plus-headroom; None when nothing fits (or the store places data)."""
+               needs: list[Diagnosis], why: str, stay: frozenset[str] = frozenset()) -> Plan | None:
+    """Size unchanged but a node overloaded: move its partitions (not those in `stay`: being
+    split) to nodes with room, if that brings it under the mean-plus-headroom; None when nothing
+    fits (or the store places data)."""
     if policy.data_placement == "store":
         return None
     util, cost = _costs(arrays, policy)
@@ -524,7 +529,7 @@ def _rebalance(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: Policy
     # Room: a destination stays under the overload mark's target_utilisation.
     moves, _ = _greedy_moves(arrays, util, sources, list(range(len(arrays.active))),
                              target_load=mean, cap=max(mean, policy.target_utilisation),
-                             policy=policy, cost=cost)
+                             policy=policy, cost=cost, stay=stay)
     if not moves:
         return None
     now = snapshot.taken_at.timestamp()
@@ -574,20 +579,17 @@ def _hot_splits(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: Polic
 def _with_splits(plan: Plan | None, splits: list[Action], why: str, snapshot: ClusterSnapshot,
                  arrays: SnapshotArrays, policy: PolicyConfig, health: Health,
                  memory: DecisionMemory, memo: dict[str, float], step: int) -> Plan:
-    """`plan` (or a hold) with the splits in front; a partition being split is not moved."""
+    """`plan` (or a hold) with the splits in front (the plan moves none of them: `stay`)."""
     memo[LAST_ACTION_AT] = snapshot.taken_at.timestamp()
     if plan is None:
         plan = _hold(policy, snapshot, arrays, health, _with_memo(memory, memo, step), "split", "")
         plan = replace(plan, sizing=replace(plan.sizing, reason="split: " + why))
     else:
         plan = replace(plan, memory=_with_memo(memory, memo, step))
-    split_ids = {a.partition for a in splits}
-    rest = tuple(a for a in plan.actions if not (a.op == "move" and a.partition in split_ids))
     reason = f"{plan.sizing.reason}; split {len(splits)} hot partition(s)"
-    return replace(plan, actions=tuple(splits) + rest, reason=reason,
+    return replace(plan, actions=tuple(splits) + plan.actions, reason=reason,
                    sizing=replace(plan.sizing, reason=reason),
-                   summary=replace(plan.summary, splits=len(splits),
-                                   moves=sum(a.op == "move" for a in rest)))
+                   summary=replace(plan.summary, splits=len(splits)))
 
 
 def _scale_in(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyConfig,

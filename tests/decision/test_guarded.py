@@ -12,7 +12,7 @@ from decision.model import DecisionMemory, Node, NodeMetrics
 from decision.policy import PolicyConfig
 from tests.decision.plan_checks import check_plan
 from tests.fixtures.snapshots import (
-    carry_out, later, make_snapshot, partition, snapshots, spread_partitions,
+    carry_out, later, make_snapshot, node, partition, snapshots, spread_partitions,
 )
 
 G = PolicyConfig()  # the default: guarded
@@ -392,3 +392,18 @@ def test_a_store_that_places_its_data_scales_in_by_decommissioning_one_node():
     # the kept nodes keep their data; the removed node's share leaves with its decommission
     assert sorted(a.node for a in plan.assignment) == ["rs1", "rs2", "rs3"]
     assert all(a.partitions == (f"usertable@{a.node}",) for a in plan.assignment)
+
+
+def test_a_partition_being_split_is_not_also_moved_and_the_assignment_says_so():
+    # Found by test_any_plan_is_consistent: two nodes overloaded by one hot partition each; the
+    # rebalance moved the partition rs6 splits and the plan then dropped that move but kept it
+    # in the assignment. A partition being split stays where it is in moves and assignment.
+    parts = [partition("p0", "rs4", scans=1.0)] + \
+        [partition(f"p{k}", "rs1") for k in (1, 2, 3)] + \
+        [partition("p4", "rs6", scans=1.0), partition("p5", "rs6", scans=1.0)]
+    snap = make_snapshot([node(f"rs{i + 1}", cpu=0.0, io_wait=io, memory=0.0)
+                          for i, io in enumerate((0, 0, 0, 1.0, 0, 0.375))], parts)
+    plan = decide(snap, G, DecisionMemory())
+    check_plan(snap, plan)
+    split = {a.partition for a in plan.actions if a.op == "split"}
+    assert split and not split & {a.partition for a in plan.actions if a.op == "move"}
