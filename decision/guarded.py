@@ -344,9 +344,11 @@ def _costs(arrays: SnapshotArrays, policy: PolicyConfig) -> tuple[np.ndarray, np
     counts = np.bincount(arrays.node_of[on], minlength=len(arrays.active))
     cost = np.zeros(len(arrays.ids))
     src = arrays.node_of[on]
-    per_req = np.divide(util, loads, out=np.zeros_like(util), where=loads > 0)
+    # The partition's fraction of its node's requests times the node's utilisation, in this
+    # order: util / load first overflows for a node whose load is a few requests per century.
+    share = np.divide(arrays.load[on], loads[src], out=np.zeros(len(src)), where=loads[src] > 0)
     even = np.divide(util, counts, out=np.zeros_like(util), where=counts > 0)
-    cost[on] = np.where(loads[src] > 0, arrays.load[on] * per_req[src], even[src])
+    cost[on] = np.where(loads[src] > 0, share * util[src], even[src])
     return util, cost
 
 
