@@ -7,6 +7,8 @@ inputs always give the same plan.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from common.cyclic_gc import cyclic_gc_paused
@@ -17,7 +19,7 @@ from decision.health import assess_health, unknown_active
 from decision.model import (
     GROUPS, ClusterSnapshot, DecisionMemory, GroupPlan, Health, Plan, Sizing, Summary,
 )
-from decision.placement import Placement, place
+from decision.placement import Placement, classify, place
 from decision.policy import PolicyConfig
 from decision.protection import excluded_tables, keep_nodes, without_tables
 from decision.reconcile import DENSE_LIMIT, match_optimal
@@ -89,12 +91,46 @@ def fixed_groups(arrays: SnapshotArrays, policy: PolicyConfig) -> np.ndarray | N
                        len(arrays.partitions))
 
 
+RECLASSIFY = "met.reclassify:"  # + partition id: plans in a row its rates named another class
+
+
+def held_classes(arrays: SnapshotArrays, policy: PolicyConfig,
+                 memory: DecisionMemory) -> tuple[np.ndarray | None, DecisionMemory]:
+    """Classification hysteresis (policy.reclassify_after): per partition, the class of the
+    node it is on while its rates have named another class at fewer than reclassify_after
+    plans in a row (-1: classify by rates), and the memory with those counts. A partition on
+    a node without a class (profile `default`) is classified at once."""
+    after = 1 if policy.paper_faithful else policy.reclassify_after
+    kept = tuple(h for h in memory.history if not h[0].startswith(RECLASSIFY))
+    if after <= 1 or not len(arrays.ids):
+        return None, replace(memory, history=kept) if kept != memory.history else memory
+    node_class = np.array([GROUPS.index(n.profile) if n.profile in GROUPS else -1
+                           for n in arrays.active] + [-1], dtype=np.int64)
+    current = node_class[arrays.node_of]  # node_of -1 (not on an active node) -> -1
+    rated = classify(arrays.reads, arrays.writes, arrays.scans, policy)
+    differs = np.flatnonzero((current >= 0) & (rated != current))
+    seen = {k[len(RECLASSIFY):]: v for k, v in memory.history if k.startswith(RECLASSIFY)}
+    held = np.full(len(arrays.ids), -1, dtype=np.int64)
+    counts = []
+    for p in differs.tolist():
+        pid = arrays.ids[p]
+        n = int(seen.get(pid, 0)) + 1
+        if n < after:
+            held[p] = current[p]
+            counts.append((RECLASSIFY + pid, float(n)))
+    return (held if counts else None), replace(memory, history=kept + tuple(counts))
+
+
 def plan_targets(arrays: SnapshotArrays, target: int, policy: PolicyConfig,
-                 dense_limit: int = DENSE_LIMIT) -> tuple[Placement, np.ndarray, np.ndarray,
+                 dense_limit: int = DENSE_LIMIT,
+                 held: np.ndarray | None = None) -> tuple[Placement, np.ndarray, np.ndarray,
                                                           np.ndarray]:
     """Stage C and the Stage D matching: (placement, node profile codes, slot profile codes,
-    node index per slot with -1 for a node to launch)."""
+    node index per slot with -1 for a node to launch). `held`: per partition a class kept by
+    hysteresis (-1: none); a table's fixed profile still wins."""
     fixed = fixed_groups(arrays, policy)
+    if held is not None:
+        fixed = held if fixed is None else np.where(fixed >= 0, fixed, held)
     placement = place(arrays.reads, arrays.writes, arrays.scans, target, policy,
                       fixed_group=fixed)
     node_profile = np.array([PROFILE_CODE.get(n.profile, -1) for n in arrays.active],
@@ -120,7 +156,9 @@ def met_plan(snapshot: ClusterSnapshot, policy: PolicyConfig, health: Health, si
              dense_limit: int = DENSE_LIMIT) -> Plan:
     """Stages C and D for a decided target size: the placement, matching and actions."""
     arrays = SnapshotArrays(snapshot)
-    placement, _, _, node_for_slot = plan_targets(arrays, sizing.target, policy, dense_limit)
+    held, memory = held_classes(arrays, policy, memory)
+    placement, _, _, node_for_slot = plan_targets(arrays, sizing.target, policy, dense_limit,
+                                                  held)
     groups = tuple(GroupPlan(g, placement.group_partitions.get(g, 0),
                              placement.group_nodes.get(g, 0))
                    for g in GROUPS if placement.group_nodes.get(g, 0))

@@ -91,6 +91,12 @@ class PolicyConfig(BaseModel):
     write_threshold: float = Field(
         0.6, ge=0, le=1, description="A partition that is not read-like is `write` when writes / "
         "all requests is strictly above this, else `read_write` (MET §5: 60 %).")
+    reclassify_after: int = Field(
+        2, ge=1, le=1000, description="With MET's full re-placement in the default met "
+        "(move_only_what_pays: false): a partition on a node of one class (read, write, "
+        "read_write, scan) moves to another class only when its rates put it there at this many "
+        "of those plans in a row, so a burst of another kind of request does not restart and "
+        "re-place it (1: at once; paper_faithful always re-classifies at once, as MET does).")
     grouping: Literal["count", "load"] = Field(
         "count", description="How many nodes each group gets: in proportion to its share of "
         "partitions (`count`, MET) or of requests (`load`).")

@@ -425,3 +425,32 @@ def test_a_node_with_vanishing_request_rates_is_rebalanced_like_any_busy_node():
         return sorted((a.partition, a.source) for a in plan.actions if a.op == "move")
 
     assert plan_for(1e-310) == plan_for(100.0) != []
+
+
+def _holder(plan, pid):
+    return next(a.node for a in plan.assignment if pid in a.partitions)
+
+
+def test_a_partition_changes_class_only_after_reclassify_after_plans_in_a_row():
+    # Full re-placement (move_only_what_pays: false): a read partition whose requests turn to
+    # writes for one decision stays with the read nodes; the second decision in a row moves it.
+    def snap(flipped):
+        parts = [partition(f"r{k}", "rs1", reads=50) for k in range(4)] + \
+            [partition(f"w{k}", "rs2", writes=50) for k in range(4)]
+        if flipped:
+            parts[0] = partition("r0", "rs1", writes=50)
+        return make_snapshot([node("rs1", cpu=0.3, profile="read"),
+                              node("rs2", cpu=0.3, profile="write")], parts)
+
+    policy = G.model_copy(update={"move_only_what_pays": False, "reclassify_after": 2})
+    first = decide(snap(True), policy, DONE)
+    check_plan(snap(True), first)
+    assert _holder(first, "r0") == "rs1"
+    second = decide(snap(True), policy, first.memory)
+    assert _holder(second, "r0") == "rs2"
+    # a flip that does not last starts the count again
+    back = decide(snap(False), policy, first.memory)
+    again = decide(snap(True), policy, back.memory)
+    assert _holder(again, "r0") == "rs1"
+    # 1 (and MET as the paper writes it): at once
+    assert _holder(decide(snap(True), policy.model_copy(update={"reclassify_after": 1}), DONE), "r0") == "rs2"
