@@ -13,6 +13,7 @@ from monitor.hbase_jmx import (IPC_BEAN, OS_BEAN, REGIONS_BEAN, SERVER_BEAN, HBa
                                RegionMetricsProvider, parse_regions, server_id_from)
 from monitor.settings import MonitorSettings
 from monitor.source import HostSample, Sample
+from tests.fixtures.poll import poll
 
 DATA = Path(__file__).parent / "data"
 REC = {rs: (json.loads((DATA / f"jmx-{rs}-regions.json").read_text()),
@@ -219,10 +220,16 @@ def test_real_regionservers_counters_rates_and_admin_locality(hbase_cluster, hba
     urls = [p.info_url for p in hbase_cluster.region_servers() if hbase_cluster.running(p.name)]
     cfg = settings(*urls)
     src = HBaseJmxSource(cfg, admin=hbase_driver)
-    first = src.sample()
+    expected = {p.server_id for p in hbase_cluster.region_servers() if hbase_cluster.running(p.name)}
+
+    def every_server_listed():
+        # A RegionServer an earlier test restarted answers /jmx before it registers its
+        # Server and Regions beans ("not a RegionServer?"): wait for them, bounded.
+        sample = src.sample()
+        return sample if set(sample.servers) == expected else None
+
+    first = poll(every_server_listed, 60, "every running RegionServer's beans in /jmx", 1.0)
     assert not [e for e in first.errors if "request failed" in e or "not JSON" in e], first.errors
-    assert set(first.servers) == {p.server_id for p in hbase_cluster.region_servers()
-                                  if hbase_cluster.running(p.name)}
     where = {loc.id: loc.server for loc in hbase_driver.partitions() if loc.table == "usertable"}
     seen = _user_counters(first)
     assert set(where) <= set(seen)
