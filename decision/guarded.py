@@ -370,10 +370,11 @@ def _greedy_moves(arrays: SnapshotArrays, loads: np.ndarray, sources: list[int],
                   cost: np.ndarray | None = None,
                   stay: frozenset[str] = frozenset()) -> tuple[list[tuple[int, int, str]], np.ndarray]:
     """Move partitions off `sources` (heaviest node first; per node, its largest partitions
-    that fit first; idle partitions and those in `stay` never) onto the least loaded of `dest`, while the source
-    stays above `target_load` and the destination stays at or under `cap`, each move only when
-    it pays (move_pays, with move_gain_vs_cost). Returns (partition, destination index, why)
-    and the loads after."""
+    that fit first; idle partitions and those in `stay` never) while the source stays above
+    `target_load`, each onto the least loaded node of `dest` if it stays at or under `cap`,
+    with move_gain_vs_cost only when that pays (move_pays), else onto the node where it takes
+    most off the hot node soonest if that pays. Returns (partition, destination index, why) and the loads
+    after."""
     loads = loads.copy()
     cost = arrays.load if cost is None else cost
     moves: list[tuple[int, int, str]] = []
@@ -384,7 +385,8 @@ def _greedy_moves(arrays: SnapshotArrays, loads: np.ndarray, sources: list[int],
     busy = np.flatnonzero((arrays.load > 0) & (cost > 0))
     if stay:
         busy = busy[[arrays.ids[p] not in stay for p in busy.tolist()]]
-    heap = [(float(loads[i]), i) for i in dest]
+    dest_ix = np.asarray(dest, dtype=np.int64)
+    heap = [(float(loads[i]), i) for i in dest]  # the least loaded destination, cheaply
     heapq.heapify(heap)
     for s in sorted(sources, key=lambda i: -loads[i]):
         mine = busy[arrays.node_of[busy] == s]
@@ -395,16 +397,35 @@ def _greedy_moves(arrays: SnapshotArrays, loads: np.ndarray, sources: list[int],
             while heap and heap[0][0] != loads[heap[0][1]]:  # stale entry
                 _, i = heapq.heappop(heap)
                 heapq.heappush(heap, (float(loads[i]), i))
-            d = heap[0][1]
+            least = heap[0][0]
             # A move pays only when it lowers the hotter of the two nodes...
-            if loads[d] + w > cap or loads[d] + w >= loads[s]:
-                continue
+            if least + w > cap or least + w >= loads[s]:
+                continue  # not even the least loaded node has room
+            d = heap[0][1]
             why = ""
             if policy.move_gain_vs_cost:
                 # ...and, weighed, when what it takes off the hot node outweighs its warm-up.
                 size = float(arrays.size_mb[p])
                 pays, relief, spent = move_pays(policy, w, size, float(loads[s]), float(loads[d]),
                                                 wait_s=float(intake_s[d]))
+                if not pays and intake_s[d] > 0 and \
+                        policy.move_payback_s > size / policy.move_mb_s + policy.move_offline_s:
+                    # The least loaded node's intake queue is long (a few hundred small
+                    # partitions would all go to it and queue for hours): the node where it
+                    # relieves most soonest instead, if that pays and leaves that node under
+                    # the overload mark (moving load onto a node overloaded itself only moves
+                    # the overload).
+                    d_load = loads[dest_ix]
+                    fits = (d_load + w <= cap) & (d_load + w < loads[s]) & (d_load + w < 1.0)
+                    if not fits.any():
+                        continue
+                    relief_at = np.where(fits, (loads[s] - np.maximum(loads[s] - w, d_load + w))
+                                         * np.maximum(policy.move_payback_s - intake_s[dest_ix],
+                                                      0.0), -np.inf)
+                    best = np.flatnonzero(relief_at >= relief_at.max() * (1 - 1e-9))
+                    d = int(dest_ix[best[int(np.argmin(d_load[best]))]])  # ties: least loaded
+                    pays, relief, spent = move_pays(policy, w, size, float(loads[s]),
+                                                    float(loads[d]), wait_s=float(intake_s[d]))
                 if not pays:
                     continue
                 queued = (f", after {intake_s[d]:.0f} s of this plan's earlier data to its node"
@@ -416,7 +437,7 @@ def _greedy_moves(arrays: SnapshotArrays, loads: np.ndarray, sources: list[int],
             moves.append((p, d, why))
             loads[s] -= w
             loads[d] += w
-            heapq.heapreplace(heap, (float(loads[d]), d))
+            heapq.heappush(heap, (float(loads[d]), d))
     return moves, loads
 
 

@@ -454,3 +454,18 @@ def test_a_partition_changes_class_only_after_reclassify_after_plans_in_a_row():
     assert _holder(again, "r0") == "rs1"
     # 1 (and MET as the paper writes it): at once
     assert _holder(decide(snap(True), policy.model_copy(update={"reclassify_after": 1}), DONE), "r0") == "rs2"
+
+
+def test_many_small_partitions_leave_a_hot_node_over_several_nodes_not_one_queue():
+    # Seen on the StochasticLoadBalancer snapshot: every small partition went to the one least
+    # loaded node, whose intake queue (2 GB each at move_mb_s) soon made any further move fail
+    # to pay, and the hot node kept almost all its load (22 moves, no better balance).
+    parts = [partition(f"h{k}", "rs1", reads=10, size_mb=2000) for k in range(40)] + \
+        [partition(f"c{i}-{k}", f"rs{i}", reads=10, size_mb=2000) for i in (3, 4, 5, 6)
+         for k in range(14)]
+    snap = make_snapshot([0.9, 0.0, 0.3, 0.3, 0.3, 0.3], parts)
+    plan = decide(snap, G, DONE)
+    check_plan(snap, plan)
+    moved = [a for a in plan.actions if a.op == "move"]
+    assert all(a.source == "rs1" for a in moved)
+    assert len(moved) >= 15 and len({a.target for a in moved}) >= 3
