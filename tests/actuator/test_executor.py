@@ -471,3 +471,28 @@ def test_abandoned_during_the_boot_every_partition_stays_served_and_the_vm_is_te
     assert layout["p1"] == RS3 and layout["p6"] == RS1 and layout["p0"] == RS1
     assert layout["hot.a"] == layout["hot.b"] == RS3 and world.s["servers"][RS2]["profile"] == "write"
     assert not ex.journal.load_plan("p1")["committed"] and world.s["balancer"] is True
+
+
+def test_a_move_onto_a_new_node_starts_once_it_registers_and_is_undone_if_another_launch_fails():
+    from decision.model import Action
+    from tests.actuator.plans import make_plan
+    world = FakeCluster()
+    world.add_server(RS1, partitions=("p0", "p1"))
+    world.add_server(RS2, partitions=("p2", "p3"))
+    plan = make_plan([Action("launch", "scale out", node="new-1", profile="read"),
+                      Action("launch", "scale out", node="new-2", profile="read"),
+                      Action("move", "to new", partition="p0", source=RS1, target="new-1"),
+                      Action("move", "to new", partition="p2", source=RS2, target="new-2")],
+                     {RS1: ("default", ["p1"]), RS2: ("default", ["p3"]),
+                      "new-1": ("read", ["p0"]), "new-2": ("read", ["p2"])})
+    world.inject(launch=("ok", "never_ready"))  # new-1 boots; new-2 never does
+    ex = executor(world, launch_attempts=1, booting_timeout_s=200)
+    ex.submit(plan, "p1")
+    status = run_to_end(ex, world)
+    assert status.state == "abandoned" and "new-2" in status.reason
+    new1 = ex.steps[0].server_id
+    # p0 went to new-1 while new-2 was still booting, and came back when the plan was abandoned
+    assert [e for e in world.effects if e[0] == "move"] == [("move", "p0", RS1, new1), ("move", "p0", new1, RS1)]
+    world.advance(10)
+    assert all(n.instance_id.startswith("i-old") for n in world.infra.nodes())
+    assert actual_layout(world) == {"p0": RS1, "p1": RS1, "p2": RS2, "p3": RS2}
