@@ -496,3 +496,21 @@ def test_a_move_onto_a_new_node_starts_once_it_registers_and_is_undone_if_anothe
     world.advance(10)
     assert all(n.instance_id.startswith("i-old") for n in world.infra.nodes())
     assert actual_layout(world) == {"p0": RS1, "p1": RS1, "p2": RS2, "p3": RS2}
+
+
+def test_a_balancer_that_will_not_switch_back_on_is_reported_and_the_plan_still_ends():
+    class StuckBalancer(type(FakeCluster().datastore)):
+        def set_balancer(self, enabled):
+            from actuator.drivers import DriverError
+            if enabled:
+                raise DriverError("master unreachable")
+            return super().set_balancer(enabled)
+
+    world = FakeCluster()
+    plan = fill_new_node(world)
+    ex = Executor(world.infra, StuckBalancer(world), ExecutorSettings(), world.clock, world.cluster,
+                  Journal(":memory:"))
+    ex.submit(plan, "p1")
+    assert run_to_end(ex, world).state == "done"
+    assert any("could not switch the balancer back on: master unreachable" in e["message"]
+               for e in ex.journal.events("p1", level="error"))
