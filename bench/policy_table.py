@@ -11,7 +11,8 @@ writes it), `tiramola`, `static` (the scenario's initial size). Figures per run:
 node-minutes, the frontier ratio (operations over the static frontier's upper concave hull at the
 policy's node-minutes, controller/evaluation.py; 1.0 = as good as the best fixed size of that
 cost), tenant SLO windows (2-s windows in which one workload's mean response time exceeds the
-SLO, summed over workloads), moves and restarts carried out, machines at most. Prints a
+SLO, summed over workloads), moves and restarts carried out, machines at most, and how long
+plans took (seconds from submission to their end: all plans, and scale-out plans alone). Prints a
 Markdown table of means (min–max over seeds) and writes every run's figures as JSON.
 Runs in worker processes, `--jobs` at a time (default 2: CI's machines have 2 cores).
 """
@@ -55,7 +56,25 @@ def run_one(job: tuple[str, str, int, int, str | None]) -> tuple[tuple[str, str,
     return job[:4], {"ops": s["total_ops"], "node_minutes": s["node_minutes"], "max_nodes": s["max_nodes"],
                  "tenant_windows": s["slo_violation_tenant_windows"],
                  "moves": _count(done, "move"), "restarts": _count(done, "restart"),
-                 "wall_s": s["wall_time_s"]}
+                 "wall_s": s["wall_time_s"], **_plan_seconds(run)}
+
+
+def _plan_seconds(run) -> dict[str, float]:
+    """Mean seconds from a plan's submission to its end, over all plans and over scale-out plans
+    (those whose decision launches nodes); 0 when there were none."""
+    start: dict[str, float] = {}
+    took: dict[str, float] = {}
+    for t, event, plan_id in run.recorder.plan_events:
+        if plan_id is None:
+            continue
+        if event == "submitted":
+            start[plan_id] = t
+        elif plan_id in start:
+            took[plan_id] = t - start.pop(plan_id)
+    out = {d.plan_id for d in run.recorder.decisions if d.plan_id and d.delta > 0}
+    mean = lambda v: sum(v) / len(v) if v else 0.0  # noqa: E731
+    return {"plan_s": mean(list(took.values())),
+            "scale_out_plan_s": mean([v for k, v in took.items() if k in out])}
 
 
 def _count(actions: dict, op: str) -> int:
@@ -131,7 +150,8 @@ def main() -> None:
     keys = [("frontier_ratio", "frontier ratio", 1, "{:.3f}"), ("ops", "M ops", 1e6, "{:.2f}"),
             ("node_minutes", "node-min", 1, "{:.0f}"), ("max_nodes", "machines", 1, "{:.0f}"),
             ("tenant_windows", "tenant SLO windows", 1, "{:.0f}"), ("moves", "moves", 1, "{:.0f}"),
-            ("restarts", "restarts", 1, "{:.0f}")]
+            ("restarts", "restarts", 1, "{:.0f}"), ("plan_s", "plan s", 1, "{:.0f}"),
+            ("scale_out_plan_s", "scale-out plan s", 1, "{:.0f}")]
     print(f"seeds {a.seeds}; mean (min–max)\n")
     print(markdown_table(table, scenarios, policies, keys))
     ratios = {p: [row["frontier_ratio"] for sc in scenarios for row in table[sc][p]] for p in policies}

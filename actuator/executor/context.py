@@ -9,7 +9,8 @@ from typing import Any, Callable, Mapping
 from tenacity import RetryCallState, wait_exponential
 
 from actuator.drivers import (
-    DataStoreDriver, InfrastructureDriver, ManagedNode, PartitionLocation, ServerInfo, TAG_LAUNCH,
+    DataStoreDriver, DriverError, InfrastructureDriver, ManagedNode, PartitionLocation, ServerInfo,
+    TAG_LAUNCH,
 )
 from actuator.executor.states import set_state
 from actuator.executor.step import Step

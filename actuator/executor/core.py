@@ -20,6 +20,12 @@ module each (docs/executor.md has the generated state tables):
   split        split hot partitions, one at a time a server; done when the store lists the
                daughters (a split the store refuses is skipped: the partition stays whole) (split.py)
   move         the remaining moves, at most `max_concurrent_moves` in flight        (moves.py)
+               These four work phases overlap (states.ALONGSIDE): while one runs, the later ones
+               start each step whose dependencies are done (states.WAITS_FOR, ready.py) — a
+               reconfigure of a node whose partitions need no new node, a move between existing
+               nodes — so that work goes on while the new VMs boot. A move onto a new node
+               starts once that node is registered. The phase shown is the earliest one with
+               work left; each still begins only when the one before it is complete.
   verify       every move is observed in place (the store may have moved one back: redo it)
   committed    ONE journal write: the new layout is in effect; from here the plan rolls forward
   compact      major compactions the plan carries (restore locality)                (retire.py)
@@ -27,7 +33,9 @@ module each (docs/executor.md has the generated state tables):
   terminate    terminate removed nodes: never one serving partitions, never one not owned
                (launched or adopted, actuator/adoption.py)
   finish       restore the balancer if it was on
-  (abandoning) roll back: partitions off the new nodes, then terminate them      (rollback.py)
+  (abandoning) roll back: partitions off the new nodes, then terminate them      (rollback.py);
+               work already done on existing nodes (moves between them, reconfigurations,
+               splits) stays: every partition is served, the next decision starts from there
 
 A data-store action that keeps failing stops the plan at a consistent point (every partition is
 served somewhere; the journal says why). A restarted controller calls `resume()`: the journal
@@ -43,7 +51,7 @@ from typing import Any, Callable
 from actuator.drivers import DataStoreDriver, DriverError, InfrastructureDriver, NotOwnedError
 from actuator.executor import launch, moves, prepare, reconfigure, retire, rollback, split
 from actuator.executor.context import Context, Observation, StopPlan, log
-from actuator.executor.states import PHASE_ORDER, Phase
+from actuator.executor.states import ALONGSIDE, PHASE_ORDER, Phase
 from actuator.executor.step import ACTION_FIELDS, Step
 from actuator.journal import Journal
 from actuator.settings import ExecutorSettings
@@ -178,16 +186,23 @@ class Executor(Context):
                 raise StopPlan(f"{failed.describe()}: {failed.error}")
             return
         # Each phase handler returns True when the phase is complete; then the next one starts
-        # within the same tick (phase changes are journal writes of their own).
+        # within the same tick (phase changes are journal writes of their own). A phase not
+        # complete yet lets the later work phases ALONGSIDE it start their ready steps (each
+        # handler runs at most once a tick).
         while self.busy and self.plan_row["state"] == "running":
-            phase = self.plan_row["phase"]
-            if not PHASE_TICKS[Phase(phase)](self, now):
-                return
+            phase = Phase(self.plan_row["phase"])
+            complete = PHASE_TICKS[phase](self, now)
             if self.plan_row["state"] != "running":
+                return
+            if not complete:
+                for later in ALONGSIDE.get(phase, ()):
+                    PHASE_TICKS[later](self, now)
+                    if self.plan_row["state"] != "running":
+                        return
                 return
             if phase == Phase.FINISH:
                 return
-            nxt = PHASE_ORDER[PHASE_ORDER.index(Phase(phase)) + 1].value
+            nxt = PHASE_ORDER[PHASE_ORDER.index(phase) + 1].value
             self.set_plan(now, phase=nxt, event=f"phase {nxt}")
 
     def _current(self) -> str:
@@ -201,6 +216,13 @@ class Executor(Context):
             return row["phase"]
         head = active[0]
         extra = f" ({head.sub_state})" if head.sub_state else ""
-        more = f" +{len(active) - 1} more" if len(active) > 1 else ""
+        # While the work phases overlap, say what else runs (a move during the boot), not only
+        # how many: the first of each other kind of step in flight.
+        also = []
+        for st in active[1:]:
+            if st.op != head.op and all(st.op != a.op for a in also):
+                also.append(st)
+        named = f"; {', '.join(a.describe() for a in also)}" if also else ""
+        more = f" +{len(active) - 1} more{named}" if len(active) > 1 else ""
         return f"{row['phase']}: {head.describe()}{extra}{more}"
 

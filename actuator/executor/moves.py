@@ -1,9 +1,12 @@
 """Phases move, verify and committed, and the move engine every phase uses: observe running
 moves first, then start pending ones within the throttle (max_concurrent_moves) and the
-incremental rule (toward a new node, one source node at a time)."""
+incremental rule (toward a new node, one source node at a time). The move phase also runs
+alongside launch, reconfigure and split: a plan move whose dependencies are done (ready.py: its
+target registered, neither end reconfiguring, its partition not splitting) starts at once."""
 from __future__ import annotations
 
 from actuator.drivers import DriverError
+from actuator.executor import ready
 from actuator.executor.context import Context, StopPlan, age
 from actuator.executor.states import timeout_s
 from actuator.executor.step import Step
@@ -12,7 +15,9 @@ from actuator.executor.step import Step
 def tick_move(ctx: Context, now: float) -> bool:
     from actuator.executor.protection import skip_moves_off_protected
     skip_moves_off_protected(ctx, now)
-    moves = [m for m in ctx.of("move") if not m.finished]
+    # A running move is not ready only while a reconfigure's fill carries it (its target is
+    # being reconfigured): that reconfigure observes it, not this phase.
+    moves = [m for m in ctx.of("move") if m.state in ("pending", "running") and ready.ready(ctx, m)]
     advance(ctx, moves, now)
     return all(m.finished for m in ctx.of("move"))
 

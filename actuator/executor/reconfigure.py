@@ -1,9 +1,11 @@
 """Phase reconfigure, one node at a time: move its partitions to nodes not yet reconfigured
-(evacuate), restart it with the new profile (restart), bring its target partitions to it (fill)."""
+(evacuate), restart it with the new profile (restart), bring its target partitions to it (fill).
+It also runs alongside the launch phase: a node none of whose partitions is headed for a new
+node not registered yet starts while the new VMs boot (ready.py)."""
 from __future__ import annotations
 
 from actuator.drivers import DriverError
-from actuator.executor import moves, protection
+from actuator.executor import moves, protection, ready
 from actuator.executor.context import Context, StopPlan, age
 from actuator.executor.states import timeout_s
 from actuator.executor.step import Step
@@ -17,6 +19,8 @@ def tick(ctx: Context, now: float) -> bool:
             if not step.finished:
                 return False
             continue
+        if step.state == "pending" and not ready.ready(ctx, step):
+            return False  # it waits for a launch; the ones after it wait for it
         _tick_reconfigure(ctx, step, now)
         return False  # one node at a time
     return True

@@ -1,12 +1,14 @@
 """Phase split: each hot partition the plan splits, one at a time a server (a split flushes
 and reopens the region). A split is done when the store no longer lists the partition and
 lists more partitions of its table than when the split was issued; the count at issue is kept
-in the step's token, so a restarted controller judges the same way."""
+in the step's token, so a restarted controller judges the same way. Splits run alongside the
+launch phase: a split starts once no reconfigure is left to finish (ready.py)."""
 from __future__ import annotations
 
 from collections import Counter
 
 from actuator.drivers import DriverError
+from actuator.executor import ready
 from actuator.executor.context import Context, age
 from actuator.executor.states import timeout_s
 from actuator.executor.step import Step
@@ -37,6 +39,8 @@ def tick(ctx: Context, now: float) -> bool:
         if sp.state != "pending" or sp.node in busy:
             continue
         if sp.next_try_at is not None and now < sp.next_try_at:
+            continue
+        if not ready.ready(ctx, sp):
             continue
         loc = parts.get(sp.partition)
         if loc is None:

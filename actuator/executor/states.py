@@ -2,6 +2,11 @@
 for each (`set_state` refuses any move not in it), and ONE timeout table naming, for every
 state a step may get stuck in, the `executor.*` setting that bounds it.
 
+The work phases overlap: while a phase runs, the later work phases named in `ALONGSIDE` start
+those of their steps that are ready — each op's step waits only for what `WAITS_FOR` names
+(actuator/executor/ready.py checks each dependency). The phase column is the earliest phase
+with work still to finish; the commit point still comes after every work phase (verify).
+
 The journal stores the Enums' string values; docs/executor.md's state section and the journal
 schema's state comments are generated from these tables (`describe_states()`), so they cannot
 drift (tests/actuator/test_executor_states.py).
@@ -67,6 +72,38 @@ PHASE_TRANSITIONS: dict[Phase, frozenset[Phase]] = {
 }
 PHASE_TRANSITIONS[Phase.VERIFY] = PHASE_TRANSITIONS[Phase.VERIFY] | {Phase.MOVE}
 
+# The work phases run side by side: in every tick the current phase runs, then each later work
+# phase listed here starts those of its steps that are ready (WAITS_FOR). So a scale-out plan's
+# reconfigurations, splits and moves between existing nodes go on while the new VMs boot.
+# A phase still begins only when the one before it is complete, so the phase order and the
+# commit point (after verify, hence after every launch) are unchanged.
+ALONGSIDE: dict[Phase, tuple[Phase, ...]] = {
+    Phase.LAUNCH: (Phase.RECONFIGURE, Phase.SPLIT, Phase.MOVE),
+    Phase.RECONFIGURE: (Phase.MOVE,),  # a split waits for every reconfigure
+    Phase.SPLIT: (Phase.MOVE,),
+}
+
+# What a plan step waits for before it starts (its dependencies; each is checked by
+# actuator/executor/ready.py, under the same name). Once its own phase has come, every
+# dependency holds: the earlier phases are complete.
+DEPENDENCIES: dict[str, str] = {
+    "earlier reconfigure": "every reconfigure before it in the plan is finished (one node at a time)",
+    "new nodes its partitions go to": "every new node a partition on its node is headed for "
+                                      "(by a plan move or the assignment) is launched and registered",
+    "reconfigures finished": "every reconfigure of the plan is finished (an evacuation or fill "
+                             "may move any partition, the one to split too)",
+    "target launched": "its target is an existing node, or a new node that is launched and registered",
+    "ends not reconfiguring": "neither its source nor its target has a reconfigure still to finish "
+                              "(that reconfigure's evacuation or fill carries the partition)",
+    "partition not splitting": "its partition has no split still to finish",
+}
+WAITS_FOR: dict[str, tuple[str, ...]] = {
+    "launch": (),
+    "reconfigure": ("earlier reconfigure", "new nodes its partitions go to"),
+    "split": ("reconfigures finished",),
+    "move": ("target launched", "ends not reconfiguring", "partition not splitting"),
+}
+
 _S = StepState
 STEP_TRANSITIONS: dict[StepState, frozenset[StepState]] = {
     _S.PENDING: frozenset({_S.RUNNING, _S.DONE, _S.SKIPPED, _S.CANCELLED, _S.FAILED, _S.ROLLED_BACK}),
@@ -128,18 +165,28 @@ def states_comment(enum: type[Enum]) -> str:
     return " | ".join(e.value for e in enum)
 
 
-def _table(title: str, table: Mapping[Any, frozenset[Any]], order: tuple[Any, ...]) -> list[str]:
-    rows = [f"### {title}", "", "| from | may become |", "|---|---|"]
+def _table(title: str, table: Mapping[Any, frozenset[Any]], order: tuple[Any, ...],
+           alongside: Mapping[Any, tuple[Any, ...]] | None = None) -> list[str]:
+    extra = alongside is not None
+    rows = [f"### {title}", "", "| from | may become |" + (" also starts the ready steps of |" if extra else ""),
+            "|---|---|" + ("---|" if extra else "")]
     for s in order:
         nxt = [n.value for n in order if n in table[s]]
-        rows.append(f"| `{s.value}` | {', '.join(f'`{n}`' for n in nxt) or '(final)'} |")
+        row = f"| `{s.value}` | {', '.join(f'`{n}`' for n in nxt) or '(final)'} |"
+        if extra:
+            row += f" {', '.join(f'`{p.value}`' for p in (alongside or {}).get(s, ())) or '-'} |"
+        rows.append(row)
     return rows + [""]
 
 
 def describe_states() -> str:
     """The markdown of docs/executor.md's generated section (between its markers)."""
     out = _table("Plan states", PLAN_TRANSITIONS, tuple(PlanState))
-    out += _table("Phases", PHASE_TRANSITIONS, PHASE_ORDER)
+    out += _table("Phases", PHASE_TRANSITIONS, PHASE_ORDER, ALONGSIDE)
+    out += ["### What a plan step waits for", "", "| op | starts once |", "|---|---|"]
+    out += [f"| `{op}` | {'; '.join(DEPENDENCIES[d] for d in deps) or 'at once'} |"
+            for op, deps in WAITS_FOR.items()]
+    out += [""]
     out += _table("Step states", STEP_TRANSITIONS, tuple(StepState))
     out += ["### Sub-states of a running step", "", "| op | sub-states |", "|---|---|"]
     out += [f"| `{op}` | {', '.join(f'`{s}`' for s in subs)} |" for op, subs in SUB_STATES.items()]

@@ -8,12 +8,13 @@ import random
 import time
 
 from actuator.executor import ExecutionStatus, Executor
-from actuator.fake import FakeCluster
+from actuator.fake import FakeCluster, FakeDelays
 from actuator.fake_plans import RS1, RS2, RS3, make_plan, run_to_end, scenario
 from decision.model import Action, Plan
 
 __all__ = ["RS1", "RS2", "RS3", "make_plan", "run_to_end", "scenario", "random_case",
-           "resolved_layout", "actual_layout", "fill_new_node", "scale_out_plan", "run_real_time"]
+           "resolved_layout", "actual_layout", "fill_new_node", "scale_out_plan", "run_real_time",
+           "overlap_scenario", "SLOW_BOOT"]
 
 
 def random_case(seed: int, world: FakeCluster) -> Plan:
@@ -73,6 +74,33 @@ def fill_new_node(world: FakeCluster) -> Plan:
     actions += [A("move", "to new", partition=p, source=RS2, target="new-1") for p in ("p3", "p4")]
     return make_plan(actions, {RS1: ("default", ["p2"]), RS2: ("default", ["p5"]),
                                "new-1": ("read", ["p0", "p1", "p3", "p4"])})
+
+
+# A cloud-like boot (the simulator's vm_boot_s is 300 s): long enough for everything that
+# needs no new node to finish while the VM boots.
+SLOW_BOOT = FakeDelays(boot_s=300.0, move_s=5.0)
+
+
+def overlap_scenario(world: FakeCluster) -> Plan:
+    """Scale out by one node while reshaping the existing three: rs2 is reconfigured for writes
+    (none of its partitions goes to the new node), p1 and p6 move between existing nodes, a hot
+    partition on rs3 is split, and p0 moves onto the new node. Everything but p0's move needs
+    no new node, so with SLOW_BOOT it is all done while the new VM boots."""
+    world.add_server(RS1, partitions=("p0", "p1", "p2"))
+    world.add_server(RS2, partitions=("p3", "p4", "p5"))
+    world.add_server(RS3, partitions=("p6", "p7", "hot"))
+    A = Action
+    actions = [
+        A("launch", "scale out", node="new-1", profile="read", cause="scale_out"),
+        A("reconfigure", "write group", node=RS2, profile="write", from_profile="default"),
+        A("split", "hot partition", node=RS3, partition="hot", cause="hot_partition"),
+        A("move", "to read node", partition="p0", source=RS1, target="new-1"),
+        A("move", "balance", partition="p1", source=RS1, target=RS3),
+        A("move", "balance", partition="p6", source=RS3, target=RS1),
+    ]
+    assignment = {RS1: ("default", ["p2", "p3", "p6"]), RS2: ("write", ["p4", "p5"]),
+                  RS3: ("default", ["p1", "p7", "hot"]), "new-1": ("read", ["p0"])}
+    return make_plan(actions, assignment)
 
 
 def scale_out_plan() -> Plan:

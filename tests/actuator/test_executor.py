@@ -136,7 +136,10 @@ def test_launch_that_never_becomes_ready_is_retried_then_abandoned_cleanly():
     assert "launch of new-1 failed after 3 attempts" in status.reason and "booting" in status.reason
     launched = [e[1] for e in ops(world, "launch")]
     assert len(launched) == 3 and sorted(e[1] for e in ops(world, "terminate")) == sorted(launched)
-    assert not ops(world, "move") and not ops(world, "restart")
+    # while it booted, the move between two existing nodes went ahead and stays (p6 is served
+    # on rs2); rs1's reconfigure waited for the new node (p0 goes there) and never started
+    assert ops(world, "move") == [("move", "p6", RS3, RS2)] and not ops(world, "restart")
+    assert actual_layout(world)["p6"] == RS2
     world.advance(10)  # past the fake's terminate delay
     assert world.infra.nodes() and all(n.instance_id.startswith("i-old") for n in world.infra.nodes())
     assert world.s["balancer"] is True  # restored
@@ -387,3 +390,127 @@ def test_a_split_issued_before_a_controller_restart_is_not_issued_twice(tmp_path
     assert run_to_end(second, again).state == "done"
     assert ops(again, "split") == [("split", "hot")]
     assert set(actual_layout(again)) == {"hot.a", "hot.b", "p1", "p2"}
+
+
+def _plan_steps(ex: Executor) -> dict[str, object]:
+    """The plan's own steps by what they do: 'launch', 'reconfigure', 'split', 'move p0'…"""
+    return {(s.op if s.op != "move" else f"move {s.partition}"): s for s in ex.steps if s.parent is None}
+
+
+def test_while_the_new_vm_boots_the_work_on_existing_nodes_is_done_and_the_commit_waits_for_it():
+    from tests.actuator.plans import SLOW_BOOT, overlap_scenario
+    world = FakeCluster(delays=SLOW_BOOT)
+    plan = overlap_scenario(world)
+    ex = executor(world)
+    ex.submit(plan, "p1")
+    during_boot = []
+
+    def watch(st):
+        if st.phase == "launch" and st.current != "launch":
+            during_boot.append(st.current)
+
+    status = run_to_end(ex, world, each_tick=watch)
+    assert status.state == "done"
+    steps = _plan_steps(ex)
+    ready_at = steps["launch"].finished_at
+    assert ready_at > 300  # the boot alone takes 300 s
+    # rs2's reconfigure, the split on rs3 and both moves between existing nodes ended before
+    # the new node registered; the move onto it started only once it had
+    for what in ("reconfigure", "split", "move p1", "move p6"):
+        assert steps[what].state == "done" and steps[what].finished_at < ready_at, what
+    assert steps["move p0"].started_at >= ready_at
+    new = ex.resolve("new-1")
+    assert ("move", "p0", RS1, new) in world.effects
+    assert [e for e in world.effects if e[0] == "move" and e[1] == "p0"] == [("move", "p0", RS1, new)]
+    layout = actual_layout(world)
+    assert layout["p1"] == RS3 and layout["p6"] == RS1 and layout["p0"] == new
+    assert layout["hot.a"] == layout["hot.b"] == RS3 and world.s["servers"][RS2]["profile"] == "write"
+    commit = next(e for e in ex.journal.events("p1") if e["message"].startswith("COMMIT"))
+    assert commit["at"] >= ready_at
+    # `metctl status` shows the phase as launch and the work under way during the boot
+    assert any("move p1" in c or "move p6" in c for c in during_boot), during_boot
+
+
+def test_a_reconfigure_that_would_evacuate_onto_the_new_node_waits_for_it():
+    from tests.actuator.plans import SLOW_BOOT
+    world = FakeCluster(delays=SLOW_BOOT)
+    plan = scenario(world)  # rs1's p0 goes to new-1; p6 moves rs3 -> rs2
+    ex = executor(world)
+    ex.submit(plan, "p1")
+    assert run_to_end(ex, world).state == "done"
+    steps = _plan_steps(ex)
+    ready_at = steps["launch"].finished_at
+    assert steps["move p6"].finished_at < ready_at  # between existing nodes: during the boot
+    assert steps["reconfigure"].started_at >= ready_at
+    # so rs1's evacuation sent p0 straight to the new node: moved once, not twice
+    assert [e for e in world.effects if e[0] == "move" and e[1] == "p0"] == [
+        ("move", "p0", RS1, ex.resolve("new-1"))]
+
+
+def test_abandoned_during_the_boot_every_partition_stays_served_and_the_vm_is_terminated():
+    from tests.actuator.plans import SLOW_BOOT, overlap_scenario
+    world = FakeCluster(delays=SLOW_BOOT)
+    plan = overlap_scenario(world)
+    world.inject(launch=("never_ready",))
+    ex = executor(world, launch_attempts=1, booting_timeout_s=400)
+    ex.submit(plan, "p1")
+
+    def served(_):
+        # a partition is never without a server except while one move or split is in flight
+        gaps = [p for p, v in world.s["partitions"].items()
+                if v["server"] is None and v["moving_to"] is None]
+        assert not gaps
+
+    status = run_to_end(ex, world, each_tick=served)
+    assert status.state == "abandoned" and "booting" in status.reason
+    world.advance(10)  # past the fake's terminate delay
+    assert all(n.instance_id.startswith("i-old") for n in world.infra.nodes())
+    layout = actual_layout(world)
+    assert all(server in (RS1, RS2, RS3) for server in layout.values()), layout
+    # the work on existing nodes done during the boot stays: every partition is served
+    assert layout["p1"] == RS3 and layout["p6"] == RS1 and layout["p0"] == RS1
+    assert layout["hot.a"] == layout["hot.b"] == RS3 and world.s["servers"][RS2]["profile"] == "write"
+    assert not ex.journal.load_plan("p1")["committed"] and world.s["balancer"] is True
+
+
+def test_a_move_onto_a_new_node_starts_once_it_registers_and_is_undone_if_another_launch_fails():
+    from decision.model import Action
+    from tests.actuator.plans import make_plan
+    world = FakeCluster()
+    world.add_server(RS1, partitions=("p0", "p1"))
+    world.add_server(RS2, partitions=("p2", "p3"))
+    plan = make_plan([Action("launch", "scale out", node="new-1", profile="read"),
+                      Action("launch", "scale out", node="new-2", profile="read"),
+                      Action("move", "to new", partition="p0", source=RS1, target="new-1"),
+                      Action("move", "to new", partition="p2", source=RS2, target="new-2")],
+                     {RS1: ("default", ["p1"]), RS2: ("default", ["p3"]),
+                      "new-1": ("read", ["p0"]), "new-2": ("read", ["p2"])})
+    world.inject(launch=("ok", "never_ready"))  # new-1 boots; new-2 never does
+    ex = executor(world, launch_attempts=1, booting_timeout_s=200)
+    ex.submit(plan, "p1")
+    status = run_to_end(ex, world)
+    assert status.state == "abandoned" and "new-2" in status.reason
+    new1 = ex.steps[0].server_id
+    # p0 went to new-1 while new-2 was still booting, and came back when the plan was abandoned
+    assert [e for e in world.effects if e[0] == "move"] == [("move", "p0", RS1, new1), ("move", "p0", new1, RS1)]
+    world.advance(10)
+    assert all(n.instance_id.startswith("i-old") for n in world.infra.nodes())
+    assert actual_layout(world) == {"p0": RS1, "p1": RS1, "p2": RS2, "p3": RS2}
+
+
+def test_a_balancer_that_will_not_switch_back_on_is_reported_and_the_plan_still_ends():
+    class StuckBalancer(type(FakeCluster().datastore)):
+        def set_balancer(self, enabled):
+            from actuator.drivers import DriverError
+            if enabled:
+                raise DriverError("master unreachable")
+            return super().set_balancer(enabled)
+
+    world = FakeCluster()
+    plan = fill_new_node(world)
+    ex = Executor(world.infra, StuckBalancer(world), ExecutorSettings(), world.clock, world.cluster,
+                  Journal(":memory:"))
+    ex.submit(plan, "p1")
+    assert run_to_end(ex, world).state == "done"
+    assert any("could not switch the balancer back on: master unreachable" in e["message"]
+               for e in ex.journal.events("p1", level="error"))

@@ -67,3 +67,14 @@ def test_every_timeout_is_an_executor_setting_and_follows_it():
 def test_step_fields_are_the_journal_columns():
     step = Step(idx=0, op="move")
     assert tuple(step.row()) == STEP_COLUMNS
+
+
+def test_overlapping_phases_only_start_later_work_and_every_dependency_is_checked_by_name():
+    from actuator.executor.ready import CHECKS
+    from actuator.executor.states import ALONGSIDE, DEPENDENCIES, PHASE_ORDER, WAITS_FOR
+    work = (Phase.LAUNCH, Phase.RECONFIGURE, Phase.SPLIT, Phase.MOVE)
+    for phase, later in ALONGSIDE.items():
+        assert phase in work and all(p in work and PHASE_ORDER.index(p) > PHASE_ORDER.index(phase)
+                                     for p in later)
+    named = {d for deps in WAITS_FOR.values() for d in deps}
+    assert named == set(DEPENDENCIES) == set(CHECKS)

@@ -20,13 +20,22 @@ from actuator.executor import Executor
 from actuator.fake import FakeCluster
 from actuator.journal import Journal
 from actuator.settings import ExecutorSettings
-from tests.actuator.plans import actual_layout, run_to_end, scenario
+from tests.actuator.plans import SLOW_BOOT, actual_layout, overlap_scenario, run_to_end, scenario
 
 SETTINGS = ExecutorSettings(booting_timeout_s=40, launch_backoff_s=5, launch_attempts=2)
+# overlap: a 300-s boot during which a reconfigure, a split and moves between existing nodes run
+SLOW_SETTINGS = ExecutorSettings(**{**SETTINGS.model_dump(), "booting_timeout_s": 400})
+
+
+def _cluster(path: Path, case: str) -> FakeCluster:
+    return FakeCluster(state_file=path / "cluster.json",
+                       **({"delays": SLOW_BOOT} if case == "overlap" else {}))
 
 
 def _world(path: Path, case: str) -> tuple[FakeCluster, object]:
-    world = FakeCluster(state_file=path / "cluster.json")
+    world = _cluster(path, case)
+    if case == "overlap":
+        return world, overlap_scenario(world)
     # drain_only: rs3 was not launched by metctl, so it is drained and left running
     plan = scenario(world, owned_rs3=case != "drain_only")
     if case == "abandon":
@@ -34,25 +43,28 @@ def _world(path: Path, case: str) -> tuple[FakeCluster, object]:
     return world, plan
 
 
-def _drive(path: Path, plan, on_write=None) -> tuple[str, Journal, Executor, FakeCluster]:
+def _drive(path: Path, plan, on_write=None, case: str = "complete"
+           ) -> tuple[str, Journal, Executor, FakeCluster]:
     """Resume (or submit, as the daemon would when the journal has no plan) and run to the end."""
-    world = FakeCluster(state_file=path / "cluster.json")
+    world = _cluster(path, case)
     journal = Journal(path / "journal.sqlite", on_write=on_write)
-    ex = Executor(world.infra, world.datastore, SETTINGS, world.clock, world.cluster, journal)
+    settings = SLOW_SETTINGS if case == "overlap" else SETTINGS
+    ex = Executor(world.infra, world.datastore, settings, world.clock, world.cluster, journal)
     ex.resume()
     if journal.latest() is None:
         ex.submit(plan, "plan-1")
-    status = run_to_end(ex, world)
+    # the overlap case's 300-s boot in 5-s ticks: the same writes, a fifth of the ticks
+    status = run_to_end(ex, world, step_s=5.0 if case == "overlap" else 1.0)
     return status.state, journal, ex, world
 
 
-def _clean_run(path: Path, case: str):
+def _clean_run(path: Path, case: str, on_write=None):
     _, plan = _world(path, case)
-    state, journal, ex, world = _drive(path, plan)
+    state, journal, ex, world = _drive(path, plan, on_write, case)
     return state, journal.writes, Counter(world.effects), actual_layout(world)
 
 
-def _killed_child(path: Path, plan, kill_at: int, when: str) -> int:
+def _killed_child(path: Path, plan, kill_at: int, when: str, case: str = "complete") -> int:
     pid = os.fork()
     if pid == 0:  # child: run until the chosen journal write, then die hard
         code = 3
@@ -60,7 +72,7 @@ def _killed_child(path: Path, plan, kill_at: int, when: str) -> int:
             def hook(moment: str, number: int, _what: str) -> None:
                 if number == kill_at and moment == when:
                     os.kill(os.getpid(), signal.SIGKILL)
-            _drive(path, plan, on_write=hook)
+            _drive(path, plan, on_write=hook, case=case)
             code = 0  # the kill point was never reached
         finally:
             os._exit(code)
@@ -68,10 +80,36 @@ def _killed_child(path: Path, plan, kill_at: int, when: str) -> int:
     return status
 
 
-@pytest.mark.parametrize("case", ["complete", "abandon", "drain_only"])
+def _overlap_window(path: Path) -> list[int]:
+    """The journal writes of the overlap case made while the new VM boots AND other work
+    (reconfigure, split, moves between existing nodes) is in flight, read from the journal
+    itself at each write."""
+    window: list[int] = []
+
+    def hook(moment: str, number: int, _what: str) -> None:
+        if moment != "before" or number < 2:
+            return
+        journal = Journal(path / "journal.sqlite", readonly=True)
+        steps = journal.load_steps("plan-1")
+        journal.close()
+        launching = any(r["op"] == "launch" and r["state"] != "done" for r in steps)
+        other = any(r["op"] != "launch" and r["state"] == "running" for r in steps)
+        if launching and other:
+            window.append(number)
+
+    _clean_run(path, "overlap", on_write=hook)
+    return window
+
+
+@pytest.mark.parametrize("case", ["complete", "abandon", "drain_only", "overlap"])
 def test_sigkill_at_every_journal_write_resumes_exactly_once(tmp_path, case, capsys):
     clean_dir = tmp_path / "clean"
     clean_dir.mkdir()
+    window: list[int] = []
+    if case == "overlap":
+        (tmp_path / "window").mkdir()
+        window = _overlap_window(tmp_path / "window")
+        assert len(window) > 10  # the boot and the other work overlap for many writes
     clean_state, writes, clean_effects, clean_layout = _clean_run(clean_dir, case)
     assert clean_state == ("abandoned" if case == "abandon" else "done")
     if case == "drain_only":
@@ -84,14 +122,18 @@ def test_sigkill_at_every_journal_write_resumes_exactly_once(tmp_path, case, cap
         # only the writes that differ from `complete`: prepare (where the terminate step is
         # skipped) and drain, terminate, finish — the phases between run the same code
         kill_points = [k for k in kill_points if k <= 5 or k > writes - 8]
+    if case == "overlap":
+        # the writes made while the VM boots and other work is in flight (the rest of the
+        # plan runs the code the `complete` case covers); from just before the window
+        kill_points = [k for k in kill_points if min(window) - 1 <= k <= max(window) + 1]
     for k in kill_points:
         for when in ("before", "after"):
             run = tmp_path / f"k{k}-{when}"
             run.mkdir()
             _, plan = _world(run, case)
-            status = _killed_child(run, plan, k, when)
+            status = _killed_child(run, plan, k, when, case)
             assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, (k, when, status)
-            state, journal, ex, world = _drive(run, plan)
+            state, journal, ex, world = _drive(run, plan, case=case)
             effects = Counter(world.effects)
             balancer_window = (ex.status().plan_id is not None
                                and any("balancer state before the plan is unknown" in e["message"]
