@@ -220,7 +220,7 @@ def write_config(cluster: Any, workdir: Path, args: argparse.Namespace) -> Path:
                  "memory_path": str(workdir / "memory.json")},
         "infrastructure": {"driver": "local", "local": {
             "state_dir": str(workdir / "nodes"),
-            "command": [str(ROOT / ".venv" / "bin" / "python"), str(HERE / "cluster.py"), "--workdir",
+            "command": [sys.executable, str(HERE / "cluster.py"), "--workdir",
                         str(workdir / "hbase"), "exec-rs", "{node}", "--port", "{port}", "--info-port",
                         "{port1}", "--settings", "{settings_file}"],
             "address_template": "localhost:{port}", "host": "127.0.0.1", "base_port": base,
@@ -228,7 +228,7 @@ def write_config(cluster: Any, workdir: Path, args: argparse.Namespace) -> Path:
         "datastore": {"driver": "hbase", "hbase": {
             "zookeeper_quorum": f"localhost:{cluster.zk_port}", "rpc_timeout_s": 30,
             "host_format": "{host}:{port}",
-            "restart_command": [str(ROOT / ".venv" / "bin" / "python"), str(HERE / "cluster.py"), "--workdir",
+            "restart_command": [sys.executable, str(HERE / "cluster.py"), "--workdir",
                                 str(workdir / "hbase"), "restart-rs", "{server}", "--settings", "{settings}"]}},
         "executor": {"journal_path": str(workdir / "journal.sqlite"), "max_concurrent_moves": 1,
                      "joining_timeout_s": 120, "restart_timeout_s": 150, "move_timeout_s": 60,
