@@ -9,7 +9,13 @@ Parts timed, each `--rounds` times, through one py4j gateway like metctl's:
   region_servers           Admin.getRegionServers()
   list_tables              Admin.listTableNames()
   locations_per_table      RegionLocator.getAllRegionLocations() once per user table
+  partitions_per_table     the region listing as the driver did it before it read hbase:meta
+                           in one scan: one RegionLocator per table, each region decoded
   servers / partitions     the driver's calls as metctl makes them
+  tick_observation         servers() + partitions(), what one executor tick observes
+
+The parts are timed round-robin (one call of each per round) so a change in the machine's load
+weighs on all of them alike.
 
 Runs against a running local cluster (deploy/local-hbase/cluster.py --workdir W start, or the one
 of a chaos run: OUT/hbase):
@@ -43,15 +49,36 @@ def _cluster_module() -> Any:
     return sys.modules[name]
 
 
-def timed(fn: Callable[[], Any], rounds: int) -> dict[str, float]:
-    ms = []
+def timed(parts: dict[str, Callable[[], Any]], rounds: int) -> dict[str, dict[str, float]]:
+    ms: dict[str, list[float]] = {name: [] for name in parts}
     for _ in range(rounds):
-        t = time.perf_counter()
-        fn()
-        ms.append((time.perf_counter() - t) * 1000)
-    ms.sort()
-    return {"p50": round(ms[len(ms) // 2], 1), "p95": round(ms[min(len(ms) - 1, int(len(ms) * 0.95))], 1),
-            "max": round(ms[-1], 1)}
+        for name, fn in parts.items():
+            t = time.perf_counter()
+            fn()
+            ms[name].append((time.perf_counter() - t) * 1000)
+    out = {}
+    for name, xs in ms.items():
+        xs.sort()
+        out[name] = {"p50": round(xs[len(xs) // 2], 1), "p95": round(xs[min(len(xs) - 1, int(len(xs) * 0.95))], 1),
+                     "max": round(xs[-1], 1)}
+    return out
+
+
+def per_table_listing(driver: Any, conn: Any) -> dict[str, tuple[str, str | None]]:
+    """The region listing as HBaseDriver.region_locations did it before (commit 4fe7d56)."""
+    from actuator.hbase import server_id_of
+
+    live = set(driver._server_names())
+    out: dict[str, tuple[str, str | None]] = {}
+    for t in driver._user_tables():
+        for loc in conn.getRegionLocator(t).getAllRegionLocations():
+            ri = loc.getRegion()
+            if ri.isSplitParent():
+                continue
+            sn = loc.getServerName()
+            sid = server_id_of(sn) if sn is not None else None
+            out[str(ri.getEncodedName())] = (t.getNameAsString(), sid if sid in live else None)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,11 +108,15 @@ def main(argv: list[str] | None = None) -> int:
             "region_servers": lambda: admin.getRegionServers(),
             "list_tables": lambda: admin.listTableNames(),
             "locations_per_table": lambda: [conn.getRegionLocator(t).getAllRegionLocations() for t in tables],
+            "partitions_per_table": lambda: per_table_listing(driver, conn),
             "servers": driver.servers,
             "partitions": driver.partitions,
             "tick_observation": lambda: (driver.servers(), driver.partitions()),
         }
-        out = {name: timed(fn, args.rounds) for name, fn in parts.items()}
+        if per_table_listing(driver, conn) != driver.region_locations():
+            print("bench_hbase_observation: the two listings differ (a region moved meanwhile?)",
+                  file=sys.stderr)
+        out: dict[str, Any] = timed(parts, args.rounds)
         out["regions"] = len(driver.partitions())
         out["user_tables"] = len(tables)
         out["load_avg_1_5_15"] = os.getloadavg()
