@@ -407,7 +407,7 @@ class Chaos:
                     # prefer mid-plan: wait for one (a plan of a few moves lasts seconds, so look
                     # often); kill_daemon waits longer, its point is a plan resumed from the journal
                     wait_s = a.mid_plan_wait_s if kind == "kill_daemon" else 30
-                    deadline = time.monotonic() + wait_s
+                    deadline = min(time.monotonic() + wait_s, end)  # never past the run's end
                     while time.monotonic() < deadline and not plan_in_flight(self.out / "journal.sqlite"):
                         self.daemon.supervise()
                         time.sleep(0.2)
