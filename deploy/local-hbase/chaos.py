@@ -11,11 +11,12 @@ What runs (all separate processes on loopback):
   it) and, at the end, a verifier: rows acknowledged but missing are lost, rows naming a row that
   is missing are dangling;
 - a fault every `--fault-every-s` seconds, its kind drawn in seeded rounds: each round is a
-  seeded shuffle of every kind in `--faults`, so any 5 consecutive faults (one round) include
-  each kind once and a run of >= 5 faults draws every kind:
+  seeded shuffle of every kind in `--faults`, so each round of 5 faults includes each kind
+  once and a run of >= 5 faults draws every kind:
   kill_rs (SIGKILL a RegionServer, preferably while a plan's moves run; restarted 10 s later),
   kill_daemon (SIGKILL metctl mid-plan: the harness waits up to `--mid-plan-wait-s` for a plan
-  in flight; the harness restarts it, it resumes from the journal), stop_zk (SIGSTOP ZooKeeper for 20 s), stall_rs (SIGSTOP one RegionServer for
+  in flight; the harness restarts it, it resumes from the journal), stop_zk (SIGSTOP ZooKeeper
+  for 20 s), stall_rs (SIGSTOP one RegionServer for
   15 s: its /jmx stalls with it), restart_master (SIGTERM the master, start it again).
 
 Recovery time of a fault: from its injection until the cluster is whole again (every user
