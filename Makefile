@@ -45,7 +45,7 @@ demo-hbase: venv system-deps
 
 # metctl run as a daemon on a real local HBase (3 RegionServers) under seeded random faults,
 # YCSB tenants on a schedule, a linked-rows integrity check (out/chaos-hbase/report.json, plot)
-CHAOS_ARGS ?= --minutes 20 --seed 7
+CHAOS_ARGS ?= --minutes 24 --seed 7 --fault-every-s 120 --policy-overrides '{"cpu_high": 0.3}'
 chaos-hbase: venv system-deps
 	$(BIN)/python deploy/local-hbase/chaos.py $(CHAOS_ARGS)
 

@@ -127,6 +127,41 @@ def client_settings_from(zookeeper_quorum: str, znode_parent: str = "/hbase") ->
             "hbase.zookeeper.property.clientPort": ports.pop(), "zookeeper.znode.parent": znode_parent}
 
 
+# hbase:meta's layout (HBase reference guide, "hbase:meta"): one row per region keyed by its
+# region name "<table>,<start key>,<region id>.<encoded name>.", family `info` with
+# `regioninfo` (the serialized RegionInfo), `server` ("host:port" of the server it is open on)
+# and, on a split's parent, `splitA` / `splitB`
+META_FAMILY = b"info"
+META_SERVER = b"server"
+META_REGIONINFO = b"regioninfo"
+META_SPLIT_A = b"splitA"
+META_BATCH = 500  # rows per scanner.next(): one py4j round trip and one RPC per batch
+_ENCODED_SUFFIX = re.compile(rb"\.([0-9a-f]{32})\.$")
+
+
+def _meta_row(row: bytes) -> tuple[str | None, str | None]:
+    """(table, encoded name) from a meta row key; encoded None for an old-format region name
+    (no ".<md5>." suffix: the RegionInfo names it); table None for a row that is not a region."""
+    if b"," not in row:
+        return None, None
+    table = row.split(b",", 1)[0].decode("utf-8", "replace")
+    m = _ENCODED_SUFFIX.search(row)
+    return table, (m.group(1).decode() if m else None)
+
+
+def _meta_server(value: Any, live: set[str]) -> str | None:
+    """info:server ("host:port") as a server id "host,port" if that server is live, else None."""
+    if not value:
+        return None
+    host, _, port = bytes(value).decode("utf-8", "replace").rpartition(":")
+    sid = f"{host},{port}"
+    return sid if sid in live else None
+
+
+def _region_info(hb: Any, r: Any) -> Any:
+    return hb.client.RegionInfo.parseFromOrNull(r.getValue(META_FAMILY, META_REGIONINFO))
+
+
 def server_id_of(sn: Any) -> str:
     return f"{sn.getHostname()},{sn.getPort()}"
 
@@ -197,6 +232,14 @@ class HBaseDriver:
             raise DriverError(f"RegionServer {server_id} is not live")
         return sn
 
+    def _live_server_metrics(self) -> Any:
+        """ServerName -> ServerMetrics of the live RegionServers: getClusterMetrics asked for
+        LIVE_SERVERS only (with no option it also gathers dead servers, regions in transition,
+        backup masters, … none of which the driver reads)."""
+        option = self.jvm.org.apache.hadoop.hbase.ClusterMetrics.Option
+        live = self.jvm.java.util.EnumSet.of(option.LIVE_SERVERS)
+        return self._call("getClusterMetrics", lambda: self.admin.getClusterMetrics(live)).getLiveServerMetrics()
+
     def _user_tables(self) -> list[Any]:
         return [t for t in self._call("listTableNames", self.admin.listTableNames)
                 if t.getNamespaceAsString() != SYSTEM_NAMESPACE]
@@ -207,7 +250,7 @@ class HBaseDriver:
         draining = {server_id_of(sn) for sn in
                     self._call("listDecommissionedRegionServers", self.admin.listDecommissionedRegionServers)}
         out = []
-        metrics = self._call("getClusterMetrics", self.admin.getClusterMetrics).getLiveServerMetrics()
+        metrics = self._live_server_metrics()
         for sn in metrics.keySet():
             sid = server_id_of(sn)
             host = self.host_format.format(host=sn.getHostname(), port=sn.getPort())
@@ -251,21 +294,51 @@ class HBaseDriver:
 
     def region_locations(self) -> dict[str, tuple[str, str | None]]:
         """encoded region name -> (table, server id or None) for every user region, as
-        hbase:meta records it (one read per table; no call to a RegionServer that may still be
-        starting). A region whose server is not live counts as offline (None)."""
+        hbase:meta records it: ONE scan of hbase:meta's `info` family for all tables (a
+        RegionLocator per table costs one meta RPC per table, and the listing is what every
+        executor tick observes), no call to a RegionServer that may still be starting. A region
+        whose server is not live counts as offline (None). Primary replicas only."""
         live = set(self._server_names())
-        conn = self.gateway.connection
+        jvm = self.jvm
+        hb = jvm.org.apache.hadoop.hbase
+        info = META_FAMILY
+        scan = hb.client.Scan().addFamily(info).setCaching(META_BATCH)
         out: dict[str, tuple[str, str | None]] = {}
-        for t in self._user_tables():
-            locs = self._call("getAllRegionLocations",
-                              lambda t=t: conn.getRegionLocator(t).getAllRegionLocations())
-            for loc in locs:
-                ri = loc.getRegion()
-                if ri.isSplitParent():  # a split's offline parent: not a partition any more
+
+        def read() -> None:
+            with_split: list[Any] = []
+            meta = self.gateway.connection.getTable(hb.TableName.META_TABLE_NAME)
+            scanner = meta.getScanner(scan)
+            try:
+                while True:
+                    batch = scanner.next(META_BATCH)
+                    if batch is None or len(batch) == 0:
+                        break
+                    for r in batch:
+                        row = bytes(r.getRow())
+                        table, encoded = _meta_row(row)
+                        if table is None or table.startswith(SYSTEM_NAMESPACE + ":"):
+                            continue
+                        if r.containsColumn(info, META_SPLIT_A):
+                            # a split's parent carries its daughters (info:splitA/B) until the
+                            # catalog janitor purges it; decide from its RegionInfo (rare rows)
+                            with_split.append(r)
+                            continue
+                        server = r.getValue(info, META_SERVER)
+                        out[encoded or str(_region_info(hb, r).getEncodedName())] = (
+                            table, _meta_server(server, live))
+            finally:
+                scanner.close()
+                meta.close()
+            for r in with_split:
+                ri = _region_info(hb, r)
+                if ri is None or ri.isSplitParent():  # offline parent: not a partition any more
                     continue
-                sn = loc.getServerName()
-                sid = server_id_of(sn) if sn is not None else None
-                out[str(ri.getEncodedName())] = (t.getNameAsString(), sid if sid in live else None)
+                table, encoded = _meta_row(bytes(r.getRow()))
+                out[encoded or str(ri.getEncodedName())] = (
+                    str(table), _meta_server(r.getValue(info, META_SERVER), live))
+
+        self._call("scan of hbase:meta", read)
         self._seen = out
         return out
 
@@ -447,7 +520,7 @@ class HBaseDriver:
         jvm = self.jvm
         mb = jvm.org.apache.hadoop.hbase.Size.Unit.MEGABYTE
         encode = jvm.org.apache.hadoop.hbase.client.RegionInfo.encodeRegionName
-        metrics = self._call("getClusterMetrics", self.admin.getClusterMetrics).getLiveServerMetrics()
+        metrics = self._live_server_metrics()
         rows = []
         for sn in metrics.keySet():
             regions = metrics.get(sn).getRegionMetrics()

@@ -53,6 +53,27 @@ PROFILE_KEY = "metctl.profile"
 PrepareHook = Callable[[Path, str, Mapping[str, str]], Mapping[str, str] | None]
 
 
+# set in every node process's environment (inherited through exec and by its children): finds
+# the process a controller killed mid-launch started but never recorded
+INSTANCE_ENV = "METCTL_LOCAL_INSTANCE"
+
+
+def _spawned_for(instance_id: str) -> int | None:
+    """PID of the session leader (LocalDriver._spawn starts each node in its own session) whose
+    environment names `instance_id` in INSTANCE_ENV, or None."""
+    mark = f"{INSTANCE_ENV}={instance_id}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        pid = int(entry.name)
+        try:
+            if os.getsid(pid) == pid and mark in (entry / "environ").read_bytes().split(b"\0"):
+                return pid
+        except OSError:  # exited meanwhile, or not ours to read
+            continue
+    return None
+
+
 def _proc_start_time(pid: int) -> int | None:
     """The process's start time in clock ticks since boot (/proc/<pid>/stat field 22), or None
     when no such process is alive (a zombie counts as gone)."""
@@ -248,7 +269,8 @@ class LocalDriver:
         """Start the node's process in its own session; record its PID and start time."""
         logf = os.fdopen(os.open(node_dir / "node.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
         try:
-            proc = subprocess.Popen(argv, cwd=node_dir, env=env, stdin=subprocess.DEVNULL, stdout=logf,
+            proc = subprocess.Popen(argv, cwd=node_dir, env={**env, INSTANCE_ENV: rec["instance_id"]},
+                                    stdin=subprocess.DEVNULL, stdout=logf,
                                     stderr=subprocess.STDOUT, start_new_session=True)
         except OSError as err:
             rec["state"] = "failed"
@@ -308,10 +330,39 @@ class LocalDriver:
                              "launched_at": None, "adopted_at": self.clock()})
             log.info("adopted local process %s at %s as %s", pid, host, iid)
 
+    def _recover_unrecorded_spawn(self, rec: dict[str, Any]) -> dict[str, Any]:
+        """A record still "starting" without a PID outside launch() (which holds the lock from
+        writing it to recording the PID) was left by a controller killed in between: the node's
+        process may run, unknown to every later controller, never ready in its eyes and never
+        stopped by a terminate. Find it (the session leader with the node's INSTANCE_ENV) and
+        record it; no such process: the spawn never happened, the node failed."""
+        with self._locked():
+            path = self.root / rec["instance_id"] / "node.json"
+            try:
+                rec = json.loads(path.read_text())
+            except (OSError, ValueError):
+                return rec
+            if rec.get("state") != "starting" or rec.get("pid") is not None:
+                return rec  # launch() finished it meanwhile
+            pid = _spawned_for(rec["instance_id"])
+            start = _proc_start_time(pid) if pid is not None else None
+            if pid is None or start is None:
+                rec.update(state="failed")
+                log.warning("local node %s: launched by a controller that stopped before starting it; "
+                            "no process of it runs: failed", rec["instance_id"])
+            else:
+                rec.update(pid=pid, start_time=start, state="running")
+                log.warning("local node %s: its process %d was started by a controller that stopped "
+                            "before recording it; recorded now", rec["instance_id"], pid)
+            self._write(rec)
+            return rec
+
     def nodes(self) -> list[ManagedNode]:
         self._adopt()
         out = []
         for rec in self._records():
+            if rec.get("state") == "starting" and rec.get("pid") is None and not rec.get("adopted"):
+                rec = self._recover_unrecorded_spawn(rec)
             if rec.get("adopted") and not self._adopted_here(rec):
                 continue  # no longer adopted by the config: not metctl's
             if rec.get("state") == "terminated":

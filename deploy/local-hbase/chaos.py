@@ -10,10 +10,13 @@ What runs (all separate processes on loopback):
 - a linked-rows writer (IntegrationTestBigLinkedList's idea: row i names one row written before
   it) and, at the end, a verifier: rows acknowledged but missing are lost, rows naming a row that
   is missing are dangling;
-- a fault every `--fault-every-s` seconds drawn by a seeded random policy:
+- a fault every `--fault-every-s` seconds, its kind drawn in seeded rounds: each round is a
+  seeded shuffle of every kind in `--faults`, so each round of 5 faults includes each kind
+  once and a run of >= 5 faults draws every kind:
   kill_rs (SIGKILL a RegionServer, preferably while a plan's moves run; restarted 10 s later),
-  kill_daemon (SIGKILL metctl mid-plan when one runs; the harness restarts it, it resumes from
-  the journal), stop_zk (SIGSTOP ZooKeeper for 20 s), stall_rs (SIGSTOP one RegionServer for
+  kill_daemon (SIGKILL metctl mid-plan: the harness waits up to `--mid-plan-wait-s` for a plan
+  in flight; the harness restarts it, it resumes from the journal), stop_zk (SIGSTOP ZooKeeper
+  for 20 s), stall_rs (SIGSTOP one RegionServer for
   15 s: its /jmx stalls with it), restart_master (SIGTERM the master, start it again).
 
 Recovery time of a fault: from its injection until the cluster is whole again (every user
@@ -218,7 +221,7 @@ def write_config(cluster: Any, workdir: Path, args: argparse.Namespace) -> Path:
                  "memory_path": str(workdir / "memory.json")},
         "infrastructure": {"driver": "local", "local": {
             "state_dir": str(workdir / "nodes"),
-            "command": [str(ROOT / ".venv" / "bin" / "python"), str(HERE / "cluster.py"), "--workdir",
+            "command": [sys.executable, str(HERE / "cluster.py"), "--workdir",
                         str(workdir / "hbase"), "exec-rs", "{node}", "--port", "{port}", "--info-port",
                         "{port1}", "--settings", "{settings_file}"],
             "address_template": "localhost:{port}", "host": "127.0.0.1", "base_port": base,
@@ -226,7 +229,7 @@ def write_config(cluster: Any, workdir: Path, args: argparse.Namespace) -> Path:
         "datastore": {"driver": "hbase", "hbase": {
             "zookeeper_quorum": f"localhost:{cluster.zk_port}", "rpc_timeout_s": 30,
             "host_format": "{host}:{port}",
-            "restart_command": [str(ROOT / ".venv" / "bin" / "python"), str(HERE / "cluster.py"), "--workdir",
+            "restart_command": [sys.executable, str(HERE / "cluster.py"), "--workdir",
                                 str(workdir / "hbase"), "restart-rs", "{server}", "--settings", "{settings}"]}},
         "executor": {"journal_path": str(workdir / "journal.sqlite"), "max_concurrent_moves": 1,
                      "joining_timeout_s": 120, "restart_timeout_s": 150, "move_timeout_s": 60,
@@ -257,6 +260,21 @@ class Chaos:
         self.t0 = 0.0
         self._restoring: set[str] = set()
         self.hbase_restarts = 0
+        self._round: list[str] = []
+        self.load_avg: list[tuple[int, tuple[float, float, float]]] = []
+
+    def next_kind(self) -> str:
+        """The next fault kind: rounds, each a seeded shuffle of every kind, so every kind is
+        drawn once per len(kinds) faults (a plain random choice can miss one for a whole run)."""
+        if not self._round:
+            self._round = list(dict.fromkeys(self.args.faults.split(",")))
+            self.rng.shuffle(self._round)
+        return self._round.pop(0)
+
+    def _tenant(self, w: str, r: Any, started: float) -> dict[str, Any]:
+        off = started - self.t0
+        return {"workload": w, "start_s": round(off, 1), "ops": r.ops, "ok": r.ok, "per_op": r.per_op,
+                "timeline": [(off + s, v) for s, v in r.timeline]}
 
     # -- whole? ------------------------------------------------------------------------------
     def whole(self, driver: HBaseDriver, originals: list[str]) -> bool:
@@ -363,6 +381,7 @@ class Chaos:
         next_segment = self.t0
         running: list[tuple[str, Any, float, float]] = []
         next_tick_probe = self.t0
+        next_load_probe = self.t0
         recovering: list[dict[str, Any]] = []
         while time.monotonic() < end:
             now = time.monotonic()
@@ -372,25 +391,27 @@ class Chaos:
             if now >= next_segment:
                 for w, p, t0, started in running:
                     r = ycsb.stop(p, t0, w)
-                    self.tenants.append({"workload": w, "start_s": round(started - self.t0, 1),
-                                         "ops": r.ops, "ok": r.ok,
-                                         "timeline": [(started - self.t0 + s, v) for s, v in r.timeline]})
+                    self.tenants.append(self._tenant(w, r, started))
                 k = self.rng.randint(2, min(4, len(workloads)))
                 chosen = sorted(self.rng.sample(workloads, k))
                 seg = min(a.segment_s, end - now)
                 running = []
                 for w in chosen:
-                    p, t0 = ycsb.start(c, w, "run", records=a.records, threads=1, seconds=seg + 30)
+                    p, t0 = ycsb.start(c, w, "run", records=ycsb.loaded_records(w, a.records), threads=1,
+                                       seconds=seg + 30)
                     running.append((w, p, t0, time.monotonic()))
                 log(f"tenants now: {','.join(chosen)}")
                 next_segment = now + seg
             if now >= next_fault:
-                kind = self.rng.choice(a.faults.split(","))
+                kind = self.next_kind()
                 if kind in ("kill_rs", "kill_daemon") and not plan_in_flight(self.out / "journal.sqlite"):
-                    # prefer mid-plan: wait up to 30 s for one
-                    deadline = time.monotonic() + 30
+                    # prefer mid-plan: wait for one (a plan of a few moves lasts seconds, so look
+                    # often); kill_daemon waits longer, its point is a plan resumed from the journal
+                    wait_s = a.mid_plan_wait_s if kind == "kill_daemon" else 30
+                    deadline = min(time.monotonic() + wait_s, end)  # never past the run's end
                     while time.monotonic() < deadline and not plan_in_flight(self.out / "journal.sqlite"):
-                        time.sleep(1)
+                        self.daemon.supervise()
+                        time.sleep(0.2)
                 log(f"fault: {kind}")
                 rec = self.inject(kind, originals)
                 rec["injected_s"] = round(time.monotonic() - self.t0, 1)
@@ -412,6 +433,9 @@ class Chaos:
                 except Exception:  # noqa: BLE001 - an observation during a fault may fail
                     pass
                 next_tick_probe = now + 5
+            if now >= next_load_probe:
+                self.load_avg.append((round(now - self.t0), os.getloadavg()))
+                next_load_probe = now + 60
             if int(now - self.t0) % 60 == 0:
                 (self.out / "progress.json").write_text(json.dumps(
                     {"at_s": round(now - self.t0), "faults": self.faults, "tenants_done": len(self.tenants),
@@ -420,8 +444,7 @@ class Chaos:
             time.sleep(1)
         for w, p, t0, started in running:
             r = ycsb.stop(p, t0, w)
-            self.tenants.append({"workload": w, "start_s": round(started - self.t0, 1), "ops": r.ops,
-                                 "ok": r.ok, "timeline": [(started - self.t0 + s, v) for s, v in r.timeline]})
+            self.tenants.append(self._tenant(w, r, started))
         writer.stop.set()
         writer.thread.join(timeout=60)
         log("waiting for the cluster to be whole before verifying")
@@ -447,7 +470,8 @@ class Chaos:
                 rec_by_kind.setdefault(f["kind"], []).append(f["recovered_after_s"])
         ticks = sorted(self.tick_ms)
         report = {
-            "minutes": a.minutes, "seed": a.seed, "region_servers": 3,
+            "minutes": a.minutes, "seed": a.seed, "region_servers": 3, "fault_every_s": a.fault_every_s,
+            "fault_draw": "seeded rounds: each a shuffle of every kind in --faults",
             "lost_rows": integrity["lost_rows"], "dangling_rows": integrity["dangling_rows"],
             "integrity": integrity,
             "availability": ok / ops if ops else None, "ycsb_ops": ops, "ycsb_ok": ok,
@@ -459,6 +483,7 @@ class Chaos:
                       "in_flight_at_end": plans.get("running", 0) + plans.get("abandoning", 0),
                       "resumes_from_journal": plans.get("resumes_from_journal", 0)},
             "controller_restarts": self.daemon.restarts,
+            "machine_load_avg_1_5_15": self.load_avg,
             "hbase_process_restarts_by_supervisor": self.hbase_restarts,
             "controller_kills": by_kind.get("kill_daemon", 0),
             "tick_observation_ms": {"n": len(ticks), "p50": round(ticks[len(ticks) // 2], 1) if ticks else None,
@@ -496,6 +521,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rs-heap-mb", type=int, default=384)
     ap.add_argument("--zk-session-ms", type=int, default=40_000)
     ap.add_argument("--faults", default=",".join(FAULT_KINDS), help="fault kinds to draw from")
+    ap.add_argument("--mid-plan-wait-s", type=float, default=180,
+                    help="how long kill_daemon waits for a plan in flight before killing anyway")
     ap.add_argument("--policy-overrides", default="", help="JSON merged into the policy section")
     args = ap.parse_args(argv)
     chaos = Chaos(args)

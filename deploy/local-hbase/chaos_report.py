@@ -10,7 +10,14 @@ clock, and for each fault the time until throughput is back:
               counted from the fault.
 
 Tenants change every segment, so a baseline is approximate; a fault with a baseline under
-50 ops/s is not rated. Updates OUT/report.json (`recovery_by_throughput_s`) and redraws
+50 ops/s is not rated.
+
+Failed operations, from the same status lines (YCSB measures a failed operation as
+<OP>-<STATUS>, e.g. READ-NOT_FOUND, or <OP>-FAILED in older runs): by workload, operation and
+status, and by fault: those in the seconds from a fault until the next one (at most 120 s),
+with the longest operation in that window (how long a client waited); the rest are "no fault".
+
+Updates OUT/report.json (`recovery_by_throughput_s`, `failures`) and redraws
 OUT/throughput.png with the faults marked.
 
     python deploy/local-hbase/chaos_report.py OUT [HARNESS_LOG]
@@ -39,6 +46,68 @@ def series(ycsb_dir: Path) -> dict[int, float]:
             t = int(start + float(m.group(1)))
             total[t] = total.get(t, 0.0) + float(m.group(3))
     return total
+
+
+def _ycsb() -> Any:
+    import importlib.util
+
+    name = "metctl_local_hbase_ycsb"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parent / "ycsb.py")
+        assert spec and spec.loader
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
+
+FAULT_WINDOW_S = 120
+
+
+def failures(ycsb_dir: Path, faults: list[dict[str, Any]]) -> dict[str, Any]:
+    """Failed YCSB operations by workload/operation/status, and by fault window."""
+    y = _ycsb()
+    by_status: dict[str, int] = {}
+    per_second: dict[int, int] = {}
+    wait: dict[int, int] = {}
+    total_ops = 0
+    for err in ycsb_dir.glob("*-run-*.err"):
+        workload = err.name.split("-", 1)[0]
+        start = int(err.stem.rsplit("-", 1)[1]) / 1e9
+        r = y.parse_output(workload, "run", "", err.read_text(errors="replace"), 0.0)
+        total_ops += r.ops
+        for op, statuses in r.per_op.items():
+            for status, n in statuses.items():
+                if status != "OK" and n:
+                    key = f"{workload} {op} {status}"
+                    by_status[key] = by_status.get(key, 0) + n
+        for s, n in r.failures:
+            per_second[int(start + s)] = per_second.get(int(start + s), 0) + n
+        for s, us in r.max_wait_us:
+            wait[int(start + s)] = max(wait.get(int(start + s), 0), us)
+    walls = sorted(int(f["wall"]) for f in faults)
+    windows = []
+    for f in faults:
+        w = int(f["wall"])
+        nxt = min([x for x in walls if x > w] + [w + FAULT_WINDOW_S])
+        n = sum(per_second.get(t, 0) for t in range(w, nxt))
+        longest = max((wait.get(t, 0) for t in range(w, nxt)), default=0)
+        windows.append({"kind": f["kind"], "at_s": f.get("at_s"), "failed_ops": n,
+                        "longest_op_s": round(longest / 1e6, 2)})
+        f["failed_ops"], f["longest_op_s"] = n, round(longest / 1e6, 2)
+    in_windows = {t for f in faults for t in range(int(f["wall"]), min(
+        [x for x in walls if x > int(f["wall"])] + [int(f["wall"]) + FAULT_WINDOW_S]))}
+    by_kind: dict[str, dict[str, Any]] = {}
+    for wdw in windows:
+        k = by_kind.setdefault(wdw["kind"], {"n": 0, "failed_ops": 0, "longest_op_s": 0.0})
+        k["n"] += 1
+        k["failed_ops"] += wdw["failed_ops"]
+        k["longest_op_s"] = max(k["longest_op_s"], wdw["longest_op_s"])
+    quiet = [t for t in wait if t not in in_windows]
+    return {"total_failed": sum(by_status.values()), "ops": total_ops,
+            "by_workload_op_status": dict(sorted(by_status.items(), key=lambda kv: -kv[1])),
+            "by_fault_kind": by_kind,
+            "no_fault": {"failed_ops": sum(n for t, n in per_second.items() if t not in in_windows),
+                         "longest_op_s": round(max((wait[t] for t in quiet), default=0) / 1e6, 2)}}
 
 
 def faults_from_log(log: Path, day: dt.date) -> list[dict[str, Any]]:
@@ -92,6 +161,7 @@ def main(argv: list[str]) -> int:
     report["recovery_by_throughput_s"] = {
         k: {"n": len(v), "mean": round(statistics.mean(v), 1), "max": max(v)} for k, v in by_kind.items()}
     report["recovery_by_throughput_unrated"] = unrated
+    report["failures"] = failures(out / "hbase" / "ycsb", faults)
     report["faults_wall"] = faults
     report_path.write_text(json.dumps(report, indent=2))
 
@@ -119,7 +189,7 @@ def main(argv: list[str]) -> int:
         fig.tight_layout()
         fig.savefig(out / "throughput.png", dpi=110)
     print(json.dumps({"recovery_by_throughput_s": report["recovery_by_throughput_s"],
-                      "unrated": unrated}, indent=1))
+                      "unrated": unrated, "failures": report["failures"]}, indent=1))
     return 0
 
 

@@ -52,6 +52,17 @@ WORKLOADS: dict[str, dict[str, Any]] = {
     "F": {"readproportion": 0.5, "updateproportion": 0.0, "readmodifywriteproportion": 0.5},
 }
 REGIONS = {"A": 4, "B": 4, "C": 4, "D": 1, "E": 4, "F": 4}
+# MET loads D with a tenth of the records (a fast-growing log). Its run phase must be told the
+# same count: YCSB reads keys below `recordcount`, and a read of a key never loaded returns
+# NOT_FOUND, an operation that fails for the workload's own sake, not the cluster's.
+LOADED_SHARE = {"D": 10}
+
+
+def loaded_records(workload: str, records: int) -> int:
+    """How many records `load` writes for the workload (the run phase's `recordcount`)."""
+    return max(1, records // LOADED_SHARE.get(workload, 1))
+
+
 COMMON = {
     "workload": "site.ycsb.workloads.CoreWorkload",
     "requestdistribution": "hotspot",
@@ -65,6 +76,9 @@ COMMON = {
     "maxscanlength": 10,
     "scanlengthdistribution": "uniform",
     "columnfamily": FAMILY,
+    # a failed operation is measured as <OP>-<STATUS> (READ-ERROR, READ-NOT_FOUND, …) instead of
+    # <OP>-FAILED, so the per-second status lines tell a server error from a missing row
+    "reportlatencyforeacherror": "true",
 }
 JVM_OPTS = ["-Xmx160m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
 
@@ -140,6 +154,10 @@ class Result:
     throughput: float  # ops/s as YCSB reports it ([OVERALL] Throughput)
     per_op: dict[str, dict[str, int]] = field(default_factory=dict)  # op -> {status: count}
     timeline: list[tuple[float, float]] = field(default_factory=list)  # (s, current ops/s)
+    # from the per-second status lines: (s, operations not OK in that second), and (s, the
+    # longest operation in that second, µs): how long operations waited through a fault
+    failures: list[tuple[float, int]] = field(default_factory=list)
+    max_wait_us: list[tuple[float, int]] = field(default_factory=list)
     # op -> {"avg": …, "p95": …, "p99": …, "max": …} in µs, from YCSB's summary
     latency_us: dict[str, dict[str, float]] = field(default_factory=dict)
 
@@ -156,7 +174,16 @@ class Result:
 _STATUS_LINE = re.compile(r"(\d+) sec: (\d+) operations; ([0-9.]+) current ops/sec")
 _RETURN = re.compile(r"^\[([A-Z-]+)\], Return=([A-Z_]+), (\d+)$")
 _THROUGHPUT = re.compile(r"^\[OVERALL\], Throughput\(ops/sec\), ([0-9.E+-]+)$")
-_STATUS_OP = re.compile(r"\[([A-Z-]+): Count=(\d+)")
+_STATUS_OP = re.compile(r"\[([A-Z_-]+): Count=(\d+), Max=(\d+)")
+# YCSB's Status names other than OK (site.ycsb.Status), and its generic -FAILED suffix
+_NOT_OK = ("ERROR", "NOT_FOUND", "NOT_IMPLEMENTED", "UNEXPECTED_STATE", "BAD_REQUEST", "FORBIDDEN",
+           "SERVICE_UNAVAILABLE", "FAILED")
+
+
+def split_status(name: str) -> tuple[str, str]:
+    """"READ-NOT_FOUND" -> ("READ", "NOT_FOUND"); "READ-MODIFY-WRITE" -> ("READ-MODIFY-WRITE", "OK")."""
+    op, _, status = name.rpartition("-")
+    return (op, status) if op and status in _NOT_OK else (name, "OK")
 _LATENCY = re.compile(r"^\[([A-Z-]+)\], (AverageLatency|95thPercentileLatency|99thPercentileLatency|MaxLatency)"
                       r"\(us\), ([0-9.E+-]+)$")
 _LATENCY_KEY = {"AverageLatency": "avg", "95thPercentileLatency": "p95", "99thPercentileLatency": "p99",
@@ -170,7 +197,7 @@ def parse_output(workload: str, phase: str, stdout: str, stderr: str, seconds: f
     for line in stdout.splitlines():
         if m := _RETURN.match(line.strip()):
             op, status, n = m.group(1), m.group(2), int(m.group(3))
-            if op.endswith("-FAILED") or op == "CLEANUP":
+            if split_status(op)[1] != "OK" or op == "CLEANUP":
                 continue
             per_op.setdefault(op, {})[status] = per_op.get(op, {}).get(status, 0) + n
         elif m := _THROUGHPUT.match(line.strip()):
@@ -180,19 +207,32 @@ def parse_output(workload: str, phase: str, stdout: str, stderr: str, seconds: f
     ops = sum(sum(s.values()) for s in per_op.values())
     ok = sum(s.get("OK", 0) for s in per_op.values())
     timeline = [(float(m.group(1)), float(m.group(3))) for m in _STATUS_LINE.finditer(stderr)]
-    if not per_op:
-        # stopped before its summary (SIGTERM): a status line carries the cumulative operation
-        # count, and per-interval counts by type, failures apart ("READ-FAILED: Count=…")
-        lines = [ln for ln in stderr.splitlines() if _STATUS_LINE.search(ln)]
-        if lines:
-            last = _STATUS_LINE.search(lines[-1])
-            assert last
-            ops = int(last.group(2))
-            failed = sum(int(n) for ln in lines for op, n in _STATUS_OP.findall(ln) if op.endswith("-FAILED"))
-            ok = ops - failed
-            per_op = {"ALL": {"OK": ok, "FAILED": failed}}
-            throughput = ops / float(last.group(1)) if float(last.group(1)) else 0.0
-    return Result(workload, phase, seconds, ops, ok, throughput, per_op, timeline, dict(latency))
+    # a status line carries the cumulative operation count and, per operation type, the
+    # interval's count and longest latency; failures apart ("READ-NOT_FOUND: Count=…")
+    lines = [(m, ln) for ln in stderr.splitlines() if (m := _STATUS_LINE.search(ln))]
+    failures: list[tuple[float, int]] = []
+    max_wait: list[tuple[float, int]] = []
+    interval: dict[str, dict[str, int]] = {}
+    for m, ln in lines:
+        bad, longest = 0, 0
+        for name, n, mx in _STATUS_OP.findall(ln):
+            op, status = split_status(name)
+            if int(n):
+                interval.setdefault(op, {})[status] = interval.get(op, {}).get(status, 0) + int(n)
+                longest = max(longest, int(mx))
+            if status != "OK":
+                bad += int(n)
+        failures.append((float(m.group(1)), bad))
+        max_wait.append((float(m.group(1)), longest))
+    if not per_op and lines:
+        # stopped before its summary (SIGTERM): the status lines are all there is
+        last = lines[-1][0]
+        ops = int(last.group(2))
+        ok = ops - sum(n for _, n in failures)
+        per_op = interval
+        throughput = ops / float(last.group(1)) if float(last.group(1)) else 0.0
+    return Result(workload, phase, seconds, ops, ok, throughput, per_op, timeline, latency_us=dict(latency),
+                  failures=failures, max_wait_us=max_wait)
 
 
 def ycsb_command(cluster: Any, workload: str, phase: str, *, records: int, threads: int,
@@ -273,8 +313,7 @@ def load(cluster: Any, gateway: Any, records: int, workloads: Iterable[str] = tu
          threads: int = 2) -> dict[str, Result]:
     workloads = list(workloads)
     create_tables(gateway, records, workloads)
-    # MET loads D with a tenth of the records (a fast-growing log)
-    per = {"D": {"insert_count": max(1, records // 10)}}
+    per = {w: {"insert_count": loaded_records(w, records)} for w in LOADED_SHARE}
     return run_many(cluster, "load", workloads, per, records=records, threads=threads)
 
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from actuator.drivers import DriverError
-from actuator.hbase import CommandRestarter, _host_port, client_settings_from, split_refusal
+from actuator.hbase import CommandRestarter, _host_port, _meta_row, _meta_server, client_settings_from, split_refusal
 
 
 def test_a_quorum_becomes_hosts_and_one_client_port():
@@ -71,3 +71,18 @@ def test_a_refused_split_names_the_region_and_hbases_reason(reason, retryable):
 @pytest.mark.parametrize("state", ["SPLIT", "SPLITTING"])
 def test_a_region_already_split_is_no_refusal(state):
     assert split_refusal("4f1c", f"4f1c is not OPEN; state={state}") is None
+
+
+def test_a_meta_row_names_its_table_and_encoded_region_even_with_commas_in_the_start_key():
+    # hbase:meta's row key is "<table>,<start key>,<region id>.<encoded>."; a start key may hold
+    # commas and dots, a table name never holds a comma
+    row = b"ns1:orders,user,00.5\x00,1700000000000.0123456789abcdef0123456789abcdef."
+    assert _meta_row(row) == ("ns1:orders", "0123456789abcdef0123456789abcdef")
+    assert _meta_row(b"t,,1700000000000.") == ("t", None)  # old format: the RegionInfo names it
+
+
+def test_a_region_on_a_server_that_is_not_live_is_offline():
+    live = {"rs1.example,16020"}
+    assert _meta_server(b"rs1.example:16020", live) == "rs1.example,16020"
+    assert _meta_server(b"rs2.example:16020", live) is None
+    assert _meta_server(None, live) is None

@@ -94,6 +94,40 @@ def test_a_node_gets_a_minimal_environment_and_private_files(tmp_path, monkeypat
         assert d.wait_gone(a)
 
 
+def crashed_mid_launch(d: LocalDriver, instance_id: str) -> None:
+    """The record as a controller SIGKILLed inside launch() leaves it: written "starting"
+    before the process was spawned, its PID never recorded (seen in the chaos run, issue 11)."""
+    path = d.root / instance_id / "node.json"
+    rec = json.loads(path.read_text())
+    rec.update(state="starting", pid=None, start_time=None)
+    path.write_text(json.dumps(rec))
+
+
+def test_a_node_started_by_a_controller_killed_mid_launch_is_found_and_can_be_stopped(tmp_path):
+    d = local(tmp_path, ready_port=True)
+    a = d.launch("write", "", {TAG_LAUNCH: "p/0/1"})
+    pid = json.loads((d.root / a / "node.json").read_text())["pid"]
+    crashed_mid_launch(d, a)
+    restarted = local(tmp_path, base_port=d.settings.base_port, ready_port=True)  # the next controller
+    try:
+        wait_for(lambda: [n.state for n in restarted.nodes()] == ["running"])
+        assert json.loads((d.root / a / "node.json").read_text())["pid"] == pid
+    finally:
+        restarted.terminate(a)
+        assert restarted.wait_gone(a)
+    assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split(")")[1][:3]
+
+
+def test_a_launch_killed_before_its_process_started_is_a_failed_node(tmp_path):
+    d = local(tmp_path)
+    a = d.launch("write", "", {TAG_LAUNCH: "p/0/1"})
+    d.terminate(a)
+    assert d.wait_gone(a)
+    crashed_mid_launch(d, a)  # as if the process had never been started
+    assert [(n.instance_id, n.state) for n in local(tmp_path, base_port=d.settings.base_port).nodes()] == [
+        (a, "failed")]
+
+
 def test_a_freed_slot_is_reused_and_a_node_not_listening_is_booting(tmp_path):
     d = local(tmp_path, listen=False, ready_port=True)
     a = d.launch("read", "", {})

@@ -45,3 +45,29 @@ def test_run_without_a_running_cluster_exits_2(tmp_path) -> None:
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
         f"local-cassandra: no running node in {tmp_path.resolve()}: start it first (cluster.py start)"]
+
+
+# what a client stopped by SIGTERM leaves: per-second status lines only (YCSB 0.17, -s, with
+# reportlatencyforeacherror=true so a failure is named by its status)
+STATUS_LINES = """\
+2026-11-23 04:56:52:493 4 sec: 28 operations; 26.37 current ops/sec; [READ: Count=10, Max=5000, Min=900, Avg=2000, 90=4000, 99=5000, 99.9=5000, 99.99=5000] [READ-MODIFY-WRITE: Count=9, Max=9100, Min=1000, Avg=3000, 90=8000, 99=9100, 99.9=9100, 99.99=9100] [UPDATE: Count=9, Max=4000, Min=800, Avg=1500, 90=3000, 99=4000, 99.9=4000, 99.99=4000]
+2026-11-23 04:56:53:493 5 sec: 40 operations; 12.0 current ops/sec; [READ: Count=8, Max=28790000, Min=900, Avg=3600000, 90=9000, 99=28790000, 99.9=28790000, 99.99=28790000] [READ-ERROR: Count=1, Max=61000000, Min=61000000, Avg=61000000, 90=61000000, 99=61000000, 99.9=61000000, 99.99=61000000] [READ-NOT_FOUND: Count=3, Max=2000, Min=1000, Avg=1500, 90=2000, 99=2000, 99.9=2000, 99.99=2000] [UPDATE: Count=0, Max=0, Min=9223372036854775807, Avg=NaN, 90=0, 99=0, 99.9=0, 99.99=0]
+"""
+
+
+def test_status_lines_give_failures_by_status_each_second_and_the_longest_wait() -> None:
+    ycsb = load_cluster_module("ycsb.py").hbase_ycsb
+    r = ycsb.parse_output("F", "run", "", STATUS_LINES, 5.0)
+    assert (r.ops, r.failed) == (40, 4)
+    assert r.per_op["READ"] == {"OK": 18, "ERROR": 1, "NOT_FOUND": 3}
+    assert r.per_op["READ-MODIFY-WRITE"] == {"OK": 9}  # an operation's name, not a status
+    assert r.failures == [(4.0, 0), (5.0, 4)]
+    assert r.max_wait_us == [(4.0, 9100), (5.0, 61000000)]
+
+
+def test_the_run_phase_reads_only_the_records_the_load_wrote() -> None:
+    ycsb = load_cluster_module("ycsb.py").hbase_ycsb
+    # D is loaded with a tenth of the records (MET's fast-growing log); a run over all of them
+    # would read keys never written: NOT_FOUND, counted as failed operations
+    assert ycsb.loaded_records("D", 2000) == 200
+    assert ycsb.loaded_records("A", 2000) == 2000

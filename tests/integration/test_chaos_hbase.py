@@ -22,7 +22,8 @@ def test_a_short_chaos_run_loses_no_row_and_the_daemon_comes_back(tmp_path):
     done = subprocess.run(
         [sys.executable, str(CHAOS), "--minutes", "1.5", "--seed", "3", "--out", str(out),
          "--first-fault-s", "20", "--fault-every-s", "30", "--segment-s", "60", "--records", "300",
-         "--rows", "1500", "--workloads", "ACE", "--faults", "kill_daemon,kill_rs,stop_zk"],
+         "--rows", "1500", "--workloads", "ACE", "--faults", "kill_daemon,kill_rs,stop_zk",
+         "--mid-plan-wait-s", "10"],
         capture_output=True, text=True, timeout=600)
     assert (out / "report.json").exists(), done.stdout[-3000:] + done.stderr[-3000:]
     report = json.loads((out / "report.json").read_text())
