@@ -205,12 +205,15 @@ def plan_counts(journal: Path) -> dict[str, int]:
 
 # ---------------------------------------------------------------------------------------- main
 
-def write_config(cluster: Any, workdir: Path, args: argparse.Namespace) -> Path:
+def write_config(cluster: Any, workdir: Path, args: argparse.Namespace,
+                 policy: dict[str, Any] | None = None) -> Path:
+    """The daemon's config for this cluster; `policy` (a whole policy section) replaces the
+    default met with 3 to 4 RegionServers (compare.py runs other policies the same way)."""
     rs = cluster.region_servers()
     base = free_port()
     cfg = {
         "cluster": "chaos",
-        "policy": {"name": "met", "min_nodes": 3, "max_nodes": 4},
+        "policy": dict(policy) if policy else {"name": "met", "min_nodes": 3, "max_nodes": 4},
         "monitor": {"hbase_jmx_urls": [p.info_url for p in rs], "hbase_rpc_port": rs[0].port,
                     "hbase_jvm_system_metrics": True, "host_name_rule": "identity",
                     "min_fresh_fraction": 0.6, "min_rated_partition_fraction": 0.5},
@@ -218,7 +221,7 @@ def write_config(cluster: Any, workdir: Path, args: argparse.Namespace) -> Path:
                  "memory_path": str(workdir / "memory.json")},
         "infrastructure": {"driver": "local", "local": {
             "state_dir": str(workdir / "nodes"),
-            "command": [str(ROOT / ".venv" / "bin" / "python"), str(HERE / "cluster.py"), "--workdir",
+            "command": [sys.executable, str(HERE / "cluster.py"), "--workdir",
                         str(workdir / "hbase"), "exec-rs", "{node}", "--port", "{port}", "--info-port",
                         "{port1}", "--settings", "{settings_file}"],
             "address_template": "localhost:{port}", "host": "127.0.0.1", "base_port": base,
@@ -226,14 +229,14 @@ def write_config(cluster: Any, workdir: Path, args: argparse.Namespace) -> Path:
         "datastore": {"driver": "hbase", "hbase": {
             "zookeeper_quorum": f"localhost:{cluster.zk_port}", "rpc_timeout_s": 30,
             "host_format": "{host}:{port}",
-            "restart_command": [str(ROOT / ".venv" / "bin" / "python"), str(HERE / "cluster.py"), "--workdir",
+            "restart_command": [sys.executable, str(HERE / "cluster.py"), "--workdir",
                                 str(workdir / "hbase"), "restart-rs", "{server}", "--settings", "{settings}"]}},
         "executor": {"journal_path": str(workdir / "journal.sqlite"), "max_concurrent_moves": 1,
                      "joining_timeout_s": 120, "restart_timeout_s": 150, "move_timeout_s": 60,
                      "drain_timeout_s": 150, "launch_backoff_s": 2, "datastore_backoff_s": 1},
         "telemetry": {"prometheus_enabled": False},
     }
-    if args.policy_overrides:
+    if getattr(args, "policy_overrides", ""):
         cfg["policy"].update(json.loads(args.policy_overrides))
     path = workdir / "chaos.yaml"
     path.write_text(json.dumps(cfg, indent=2))  # JSON is YAML
