@@ -52,7 +52,7 @@ chaos-hbase: venv system-deps
 # The policies (met-paper, met, tiramola, static) one after another on the same seeded YCSB
 # schedule, each on a fresh local HBase, no faults: operations and node-minutes per policy with
 # the spread over repetitions (out/compare-hbase/report.json, table.md; docs/evaluation.md)
-COMPARE_ARGS ?= --minutes 7 --repetitions 2
+COMPARE_ARGS ?= --minutes 6 --repetitions 2
 compare-hbase: venv system-deps
 	$(BIN)/python deploy/local-hbase/compare.py $(COMPARE_ARGS)
 

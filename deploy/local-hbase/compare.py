@@ -18,7 +18,7 @@ on a 2-core machine a RegionServer using one whole core reads 0.5; scaled, each 
 judged as a one-core node (docs/evaluation.md, "On real HBase", says what this does and does
 not mean).
 
-    python deploy/local-hbase/compare.py --minutes 7 --repetitions 2 [--out out/compare-hbase]
+    python deploy/local-hbase/compare.py --minutes 6 --repetitions 2 [--out out/compare-hbase]
 
 Per run: YCSB operations (and failed ones), node-minutes (RegionServers the master lists live,
 sampled every 5 s, launched ones included), max RegionServers, plans done, moves, launches;
@@ -130,7 +130,7 @@ def journal_figures(journal: Path) -> dict[str, int]:
     out.update(moves=done.get("move", 0), launches=done.get("launch", 0),
                terminations=done.get("terminate", 0), drains=done.get("drain", 0),
                reconfigurations=done.get("reconfigure", 0) + done.get("restart", 0),
-               compactions=done.get("compact", 0))
+               compactions=done.get("compact", 0), splits=done.get("split", 0))
     return out
 
 
@@ -234,8 +234,8 @@ def _collect(tenant: dict[str, Any], proc: Any, started: float, t0: float) -> di
 
 SUMMARY_KEYS = (("ycsb_ops", "YCSB ops", "{:,.0f}"), ("ycsb_failed", "failed", "{:,.0f}"),
                 ("node_minutes", "node-min", "{:.1f}"), ("ops_per_node_minute", "ops / node-min", "{:,.0f}"),
-                ("max_nodes", "max RS", "{:.0f}"), ("plans_done", "plans done", "{:.0f}"),
-                ("moves", "moves", "{:.0f}"), ("launches", "launches", "{:.0f}"))
+                ("max_nodes", "max RS", "{:g}"), ("plans_done", "plans done", "{:g}"),
+                ("moves", "moves", "{:g}"), ("launches", "launches", "{:g}"))
 
 
 def summarize(runs: list[dict[str, Any]], policies: list[str]) -> dict[str, Any]:
@@ -276,7 +276,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--policies", default=",".join(POLICIES), help=f"comma-separated, from {', '.join(POLICIES)}")
     ap.add_argument("--repetitions", type=int, default=2)
-    ap.add_argument("--minutes", type=float, default=7, help="schedule length of each run")
+    ap.add_argument("--minutes", type=float, default=6, help="schedule length of each run")
     ap.add_argument("--segment-s", type=float, default=60)
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--records", type=int, default=1000, help="rows per YCSB table")
