@@ -8,7 +8,7 @@ BIN     = $(VENV)/bin
 # cassandra-driver: pure Python (no C extensions to compile on CI's 2 cores; docs/cassandra.md)
 export CASS_DRIVER_NO_EXTENSIONS := 1
 
-.PHONY: run test venv system-deps bench clean demo-hbase chaos-hbase demo-cassandra calibrate-hbase measure-split-hbase
+.PHONY: run test venv system-deps bench clean demo-hbase chaos-hbase compare-hbase demo-cassandra calibrate-hbase measure-split-hbase
 
 # The core (what `make run` needs): numpy, scipy, pydantic, rich, matplotlib, … — no drivers,
 # no test tools; pip's own progress is shown (a first install takes about a minute).
@@ -48,6 +48,13 @@ demo-hbase: venv system-deps
 CHAOS_ARGS ?= --minutes 24 --seed 7 --fault-every-s 120 --policy-overrides '{"cpu_high": 0.3}'
 chaos-hbase: venv system-deps
 	$(BIN)/python deploy/local-hbase/chaos.py $(CHAOS_ARGS)
+
+# The policies (met-paper, met, tiramola, static) one after another on the same seeded YCSB
+# schedule, each on a fresh local HBase, no faults: operations and node-minutes per policy with
+# the spread over repetitions (out/compare-hbase/report.json, table.md; docs/evaluation.md)
+COMPARE_ARGS ?= --minutes 6 --repetitions 2
+compare-hbase: venv system-deps
+	$(BIN)/python deploy/local-hbase/compare.py $(COMPARE_ARGS)
 
 # The simulator's per-operation costs measured on a real local HBase (one RegionServer, YCSB
 # C/B/E): CPU per get, put and scanned row, latency floors (docs/simulator.md, Calibration).

@@ -208,12 +208,15 @@ def plan_counts(journal: Path) -> dict[str, int]:
 
 # ---------------------------------------------------------------------------------------- main
 
-def write_config(cluster: Any, workdir: Path, args: argparse.Namespace) -> Path:
+def write_config(cluster: Any, workdir: Path, args: argparse.Namespace,
+                 policy: dict[str, Any] | None = None) -> Path:
+    """The daemon's config for this cluster; `policy` (a whole policy section) replaces the
+    default met with 3 to 4 RegionServers (compare.py runs other policies the same way)."""
     rs = cluster.region_servers()
     base = free_port()
     cfg = {
         "cluster": "chaos",
-        "policy": {"name": "met", "min_nodes": 3, "max_nodes": 4},
+        "policy": dict(policy) if policy else {"name": "met", "min_nodes": 3, "max_nodes": 4},
         "monitor": {"hbase_jmx_urls": [p.info_url for p in rs], "hbase_rpc_port": rs[0].port,
                     "hbase_jvm_system_metrics": True, "host_name_rule": "identity",
                     "min_fresh_fraction": 0.6, "min_rated_partition_fraction": 0.5},
@@ -236,7 +239,7 @@ def write_config(cluster: Any, workdir: Path, args: argparse.Namespace) -> Path:
                      "drain_timeout_s": 150, "launch_backoff_s": 2, "datastore_backoff_s": 1},
         "telemetry": {"prometheus_enabled": False},
     }
-    if args.policy_overrides:
+    if getattr(args, "policy_overrides", ""):
         cfg["policy"].update(json.loads(args.policy_overrides))
     path = workdir / "chaos.yaml"
     path.write_text(json.dumps(cfg, indent=2))  # JSON is YAML
