@@ -174,7 +174,8 @@ def run_one(policy: str, rep: int, plan: list[dict[str, Any]], a: argparse.Names
                 tenants += [_collect(t, p, s, t0) for t, p, s in running]
                 running = []
                 for t in seg["tenants"]:
-                    p, started = ycsb.start(cluster, t["workload"], "run", records=a.records,
+                    p, started = ycsb.start(cluster, t["workload"], "run",
+                                            records=ycsb.loaded_records(t["workload"], a.records),
                                             threads=t["threads"], target_ops=t["target"],
                                             seconds=seg["seconds"] + 30)
                     running.append(({**t, "level": seg["level"], "segment_s": seg["start_s"]}, p, started))
