@@ -36,7 +36,8 @@ def load_ratio(loads: np.ndarray) -> float:
     """Most loaded node over the mean (1.0 when nothing is loaded)."""
     if loads.size == 0 or loads.sum() <= 0:
         return 1.0
-    return float(loads.max() / loads.mean())
+    # max / sum first: the mean of a few subnormal loads underflows to 0
+    return float(loads.max() / loads.sum() * loads.size)
 
 
 def current_assignment(snapshot: ClusterSnapshot,
