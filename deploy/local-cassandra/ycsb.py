@@ -101,13 +101,7 @@ def ycsb_command(cluster: Any, workload: str, phase: str, *, records: int, threa
     if phase == "run":
         if seconds is not None:
             props["maxexecutiontime"] = max(1, int(seconds))
-    cmd = ["java", *JVM_OPTS, "-cp", classpath(), "site.ycsb.Client",
-           "-load" if phase == "load" else "-t", "-db", BINDING, "-threads", str(threads), "-s"]
-    if target_ops:
-        cmd += ["-target", str(int(target_ops))]
-    for k, v in props.items():
-        cmd += ["-p", f"{k}={v}"]
-    return cmd
+    return hbase_ycsb.client_command(JVM_OPTS, classpath(), BINDING, phase, threads, target_ops, props)
 
 
 def start(cluster: Any, workload: str, phase: str, **kw: Any) -> tuple[Any, float]:

@@ -249,8 +249,15 @@ def ycsb_command(cluster: Any, workload: str, phase: str, *, records: int, threa
         props["operationcount"] = operations if operations is not None else 10**9
         if seconds is not None:
             props["maxexecutiontime"] = int(seconds)
-    cmd = ["java", *JVM_OPTS, *cluster_mod.JDK17_FLAGS, "-cp", classpath(cluster), "site.ycsb.Client",
-           "-load" if phase == "load" else "-t", "-db", BINDING, "-threads", str(threads), "-s"]
+    return client_command([*JVM_OPTS, *cluster_mod.JDK17_FLAGS], classpath(cluster), BINDING, phase,
+                          threads, target_ops, props)
+
+
+def client_command(java_opts: list[str], cp: str, binding: str, phase: str, threads: int,
+                   target_ops: float | None, props: Mapping[str, Any]) -> list[str]:
+    """The YCSB client's command line (both bindings, HBase and Cassandra, share it)."""
+    cmd = ["java", *java_opts, "-cp", cp, "site.ycsb.Client",
+           "-load" if phase == "load" else "-t", "-db", binding, "-threads", str(threads), "-s"]
     if target_ops:
         cmd += ["-target", str(int(target_ops))]
     for k, v in props.items():
