@@ -360,9 +360,16 @@ def move_pays(policy: PolicyConfig, w: float, size_mb: float, source: float,
     over what is left of move_payback_s once the destination has taken in the `wait_s` seconds
     of data this plan already sends it, cost its share served cold while its data comes back
     plus its offline time, both in node-seconds."""
-    relief = (source - max(source - w, dest + w)) * max(policy.move_payback_s - wait_s, 0.0)
+    relief = float(move_relief(policy, w, source, dest, wait_s))
     cost = w * (size_mb / policy.move_mb_s + policy.move_offline_s)
     return relief > 0 and relief > cost, relief, cost
+
+
+def move_relief(policy: PolicyConfig, w: float, source: float, dest, wait_s):
+    """move_pays' relief in node-seconds; `dest` and `wait_s` may be arrays (one per candidate
+    destination)."""
+    return (source - np.maximum(source - w, dest + w)) * np.maximum(policy.move_payback_s - wait_s,
+                                                                    0.0)
 
 
 def _greedy_moves(arrays: SnapshotArrays, loads: np.ndarray, sources: list[int],
@@ -419,9 +426,8 @@ def _greedy_moves(arrays: SnapshotArrays, loads: np.ndarray, sources: list[int],
                     fits = (d_load + w <= cap) & (d_load + w < loads[s]) & (d_load + w < 1.0)
                     if not fits.any():
                         continue
-                    relief_at = np.where(fits, (loads[s] - np.maximum(loads[s] - w, d_load + w))
-                                         * np.maximum(policy.move_payback_s - intake_s[dest_ix],
-                                                      0.0), -np.inf)
+                    relief_at = np.where(fits, move_relief(policy, w, float(loads[s]), d_load,
+                                                           intake_s[dest_ix]), -np.inf)
                     best = np.flatnonzero(relief_at >= relief_at.max() * (1 - 1e-9))
                     d = int(dest_ix[best[int(np.argmin(d_load[best]))]])  # ties: least loaded
                     pays, relief, spent = move_pays(policy, w, size, float(loads[s]),
