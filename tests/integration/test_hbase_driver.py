@@ -99,10 +99,13 @@ def test_region_metrics_count_each_regions_own_requests(hbase_driver, hbase_tabl
         assert hbase_table.get(k) is not None
 
     def grown():
+        # hbase:meta lists a region an earlier test's split just created before its
+        # RegionServer reports it: wait (bounded) until both name the same regions too
         now = {r.id: r for r in hbase_driver.region_metrics()}
         r = now.get(region)
         if r and r.write_requests >= before[region].write_requests + 40 \
-                and r.read_requests >= before[region].read_requests + 25:
+                and r.read_requests >= before[region].read_requests + 25 \
+                and set(now) == {p.id for p in hbase_driver.partitions()}:
             return now
         return None
 
