@@ -395,7 +395,11 @@ def _greedy_moves(arrays: SnapshotArrays, loads: np.ndarray, sources: list[int],
     dest_ix = np.asarray(dest, dtype=np.int64)
     heap = [(float(loads[i]), i) for i in dest]  # the least loaded destination, cheaply
     heapq.heapify(heap)
-    for s in sorted(sources, key=lambda i: -loads[i]):
+    # Heaviest first; a saturated CPU reads 1.0 however far demand is over it, so among equal
+    # utilisations the node asked for more requests goes first.
+    requests = np.bincount(arrays.node_of[arrays.node_of >= 0],
+                           weights=arrays.load[arrays.node_of >= 0], minlength=len(loads))
+    for s in sorted(sources, key=lambda i: (-loads[i], -requests[i])):
         mine = busy[arrays.node_of[busy] == s]
         for p in mine[np.argsort(-cost[mine], kind="stable")].tolist():
             if loads[s] <= target_load:
