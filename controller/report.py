@@ -109,7 +109,12 @@ def elasticity_scores(s: Series, scale_outs: Sequence[tuple[float, int, int]],
     with np.errstate(divide="ignore"):
         T = np.where(mean_thr > 0, REQUEST_SET / np.maximum(mean_thr, 1e-9), np.inf)
         T_sec = np.where(thr > 0, REQUEST_SET / np.maximum(thr, 1e-9), np.nan)
-    sigma = np.nan_to_num(np.nanstd(T_sec, axis=1), nan=0.0)
+    # Spread of the per-second times within a bin (nanstd's, written out: a bin in which
+    # nothing was served has no spread, 0, instead of an all-NaN slice warning).
+    served = np.isfinite(T_sec)
+    count = np.maximum(served.sum(axis=1), 1)
+    centre = np.where(served, T_sec, 0.0).sum(axis=1) / count
+    sigma = np.sqrt(np.where(served, (T_sec - centre[:, None]) ** 2, 0.0).sum(axis=1) / count)
     w = thr.sum(axis=1)
     rt = np.where(w > 0, (thr * lat).sum(axis=1) / np.maximum(w, 1e-12), np.nan)
     t_bin = s.t[: n * per].reshape(n, per)[:, 0]

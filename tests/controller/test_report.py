@@ -121,3 +121,18 @@ def test_tenant_windows_are_each_tenants_own_windows(lat, slo, width):
     for i, w in enumerate(("A", "B")):
         windows = lat_a[: k * width, i].reshape(k, width).mean(axis=1) if k else np.zeros(0)
         assert got[w] == int((windows > slo).sum())
+
+
+def test_a_stretch_that_served_nothing_scores_without_a_warning():
+    """A cluster that served nothing for a while (every node down, say) still gets its score,
+    and scoring it raises no RuntimeWarning (CI's log showed an all-NaN slice warning)."""
+    import warnings
+
+    base = _bump_run(1.0, 60)
+    thr = np.asarray(base.ops[:, 0], float).copy()
+    thr[1000:1120] = 0.0  # two minutes with no operation served, after the scale-out settled
+    s = series(np.where(thr > 0, 50.0, 0.0), thr)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        got = elasticity_scores(s, [(600.0, 3, 4)], [660.0], [])
+    assert got[0]["score"] == 0.0
