@@ -922,9 +922,10 @@ class SimCluster:
             n.cpu_hist.append(cpu)
             n.io_hist.append(io_wait)
             n.mem_hist.append(mem)
-            if n.rs_state == "active" and i < len(self._node_latency_ms) \
-                    and np.isfinite(self._node_latency_ms[i]):
-                n.lat_hist.append(float(self._node_latency_ms[i]))
+            if n.rs_state == "active":
+                # NaN: no call reached it this step (HBase's histogram then holds none either)
+                n.lat_hist.append(float(self._node_latency_ms[i])
+                                  if i < len(self._node_latency_ms) else math.nan)
             self.last_node_load[n.server_id] = (cpu, io_wait, mem)
 
     # ------------------------------------------------------------------ read API
@@ -970,9 +971,15 @@ class SimCluster:
 
     # ------------------------------------------------------------------ summaries
     def server_latency_ms(self, node: SimNode) -> float | None:
-        """Mean time a request spent in this RegionServer over the metrics window, ms (None
-        before any request reached it)."""
-        return float(np.mean(node.lat_hist)) if node.lat_hist else None
+        """Mean time a request spent in this RegionServer over the metrics window, ms: over
+        the steps in which calls reached it, 0.0 when none did (HBase 2.6.4's call-time
+        histogram is emptied at every metrics snapshot: HistogramImpl.snapshot() calls
+        FastLongHistogram.snapshotAndReset(), so an idle server's TotalCallTime_mean reads 0,
+        never the latency of calls long gone); None before it ever served."""
+        if not node.lat_hist:
+            return None
+        served = [v for v in node.lat_hist if math.isfinite(v)]
+        return float(np.mean(served)) if served else 0.0
 
     def host_metrics(self, node: SimNode) -> tuple[float, float, float] | None:
         if not node.cpu_hist:

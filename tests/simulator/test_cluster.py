@@ -241,6 +241,19 @@ def test_server_latency_grows_with_queueing_and_stays_under_what_clients_see(sim
     assert busy.server_latency_ms(new) is None  # no request has reached it
 
 
+def test_a_server_whose_calls_stopped_reports_no_old_latency(sim_cluster):
+    """HBase 2.6.4 empties its call-time histogram at every metrics snapshot, so a server no
+    call reaches reads 0, not the latency its calls had before (stale, it kept idle nodes
+    "slow" and held off scale-in for the rest of a run)."""
+    cl = sim_cluster(workloads=[{"name": f"C{i}", "ycsb": "C", "threads": 100, "records": 200_000,
+                                 "regions": 3, "client_host": f"client-{i}", "stop_s": 60}
+                                for i in range(6)])
+    cl.run_until(55)
+    assert min(cl.server_latency_ms(n) for n in cl.nodes) > 5 * cl.settings.costs.rpc_floor_ms
+    cl.run_until(400)
+    assert [cl.server_latency_ms(n) for n in cl.nodes] == [0.0] * len(cl.nodes)
+
+
 # ---------------------------------------------------------------- region splits
 
 def _split_now(cl, r):
