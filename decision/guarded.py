@@ -627,8 +627,10 @@ def _with_splits(plan: Plan | None, splits: list[Action], why: str, snapshot: Cl
 
 def _scale_in(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyConfig,
               health: Health, sizing: Sizing, memory: DecisionMemory) -> Plan:
-    """Remove the least utilised node; its partitions go, largest first, to the least
-    utilised of the rest (in the removed node's utilisation units)."""
+    """Remove the least utilised node; its busy partitions go, largest first, to the least
+    utilised of the rest (in the removed node's utilisation units), its idle ones each to the
+    node holding fewest partitions (by utilisation they weigh nothing: all would land on one
+    node, which takes all their load when they wake; HBase's own balancer evens counts)."""
     util, cost = _costs(arrays, policy)
     loads = _node_loads(arrays)
     current = len(arrays.active)
@@ -640,12 +642,23 @@ def _scale_in(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyC
     moves = []
     heap = [(float(after[i]), i) for i in rest]
     heapq.heapify(heap)
-    for p in (mine.tolist() if policy.data_placement == "metctl" else []):
-        # (a store that places its data streams the removed node's share away itself)
+    if policy.data_placement == "store":
+        mine = mine[:0]  # a store that places its data streams the removed node's share itself
+    idle = (arrays.load[mine] <= 0) & (cost[mine] <= 0)
+    for p in mine[~idle].tolist():
         _, d = heapq.heappop(heap)
         moves.append((p, d, ""))
         after[d] += cost[p]
         heapq.heappush(heap, (float(after[d]), d))
+    count = np.bincount(arrays.node_of[arrays.node_of >= 0], minlength=current)
+    for _, d, _ in moves:
+        count[d] += 1
+    fewest = [(int(count[i]), float(after[i]), i) for i in rest]
+    heapq.heapify(fewest)
+    for p in mine[idle].tolist():
+        n, u, d = heapq.heappop(fewest)
+        moves.append((p, d, ""))
+        heapq.heappush(fewest, (n + 1, u, d))
     ids = [n.id for n in arrays.active]
     return _plan(snapshot, arrays, policy, health, sizing, memory, ids,
                  [n.profile for n in arrays.active], moves, "scale_in",

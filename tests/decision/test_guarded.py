@@ -48,6 +48,21 @@ def test_scale_in_on_headroom_moves_only_the_removed_nodes_partitions():
     assert not any(a.op in ("reconfigure", "compact") for a in plan.actions)
 
 
+def test_scale_in_spreads_the_removed_nodes_idle_partitions_by_count():
+    """Idle partitions weigh nothing by load: placed by load alone they all landed on one
+    node, which then took all of their load when they woke (a daily peak's tables)."""
+    ids = ["rs1", "rs2", "rs3", "rs4", "rs5"]
+    parts = spread_partitions(ids[:4], [(100.0, 50.0, 0.0)] * 8)
+    parts += [partition("trickle", "rs5", reads=5.0)]
+    parts += [partition(f"idle{k}", "rs5") for k in range(8)]  # a tenant gone quiet
+    snap = make_snapshot([0.3, 0.3, 0.3, 0.3, 0.02], parts)
+    plan = decide(snap, G, DONE)
+    check_plan(snap, plan)
+    assert [a.node for a in plan.actions if a.op == "terminate"] == ["rs5"]
+    got = [sum(a.op == "move" and a.target == n for a in plan.actions) for n in ids[:4]]
+    assert sum(got) == 9 and max(got) - min(got) <= 1, got
+
+
 def test_no_scale_in_without_headroom():
     plan = decide(even([0.45, 0.45, 0.45, 0.05]), G, DONE)  # 1.4 cpu over 3 nodes: 0.47 > 0.48?
     assert plan.summary.terminations == (1 if 1.4 / 3 < 0.48 else 0)
