@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from controller.evaluation import frontier_ratio, upper_hull  # noqa: E402
 
 SHIPPED = ("met-elasticity", "incremental-elasticity", "sudden-spike", "diurnal-shift",
-           "staircase", "scan-burst", "hot-table", "hot-region")
+           "staircase", "scan-burst", "hot-table", "hot-region", "daily-peaks")
 
 
 def run_one(job: tuple[str, str, int, int, str | None]) -> tuple[tuple[str, str, int, int], dict]:

@@ -34,6 +34,7 @@ from decision.model import (
 )
 from decision.placement import classify
 from decision.policy import PolicyConfig
+from decision.prediction import PREDICT_UNTIL, Prediction, predicted_need, record_need
 
 # DecisionMemory.history keys this policy owns.
 LAST_ACTION_AT = "met.last_action_at"     # taken_at (epoch s) of the last plan with actions
@@ -211,6 +212,20 @@ def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Deci
         return _hold(policy, snapshot, arrays, health, _with_memo(memory, memo, next_step),
                      cause, why)
 
+    demand = sum(utilisation(n.metrics.cpu, n.metrics.io_wait, policy)
+                 for n in active if n.metrics is not None)
+    carried = memo.get(PREDICT_UNTIL, -math.inf) >= now  # inside a predicted peak
+    if policy.predict_cycle_s is not None:
+        # What this time of the cycle asks for, for the next cycle: short of capacity now, the
+        # nodes the demand asks for; busy inside a predicted peak (warming, in time), all it
+        # has; otherwise nothing (said, so an older cycle's peak stops predicting).
+        record_need(memo, now, max(math.ceil(demand / policy.target_utilisation - 1e-9),
+                                   current + 1) if needs else
+                    current if overloaded and carried else 0, policy)
+    prediction = predicted_need(memo, now, policy) if policy.predict_cycle_s else None
+    if prediction is not None:
+        memo[PREDICT_UNTIL] = max(memo.get(PREDICT_UNTIL, now), now + prediction.until_s)
+
     if needs:
         stuck = current >= policy.max_nodes or (policy.verify_after_acting and NO_GAIN_AT in memo)
         if stuck:
@@ -229,8 +244,7 @@ def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Deci
                         f"not raise the requests served ({memo[NO_GAIN_AT]:.0f}/s): "
                         "client- or partition-bound, adding no more")
         if policy.proportional_sizing:
-            total = sum(utilisation(n.metrics.cpu, n.metrics.io_wait, policy)
-                        for n in active if n.metrics is not None)
+            total = demand
             want = math.ceil(total / policy.target_utilisation - 1e-9)
             ceiling = scale_out_ceiling(current, step, policy)
             target = min(max(want, current), current + ceiling, policy.max_nodes)
@@ -284,6 +298,12 @@ def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Deci
                                 memo, step)
         if plan is not None:
             return plan
+    if prediction is not None and prediction.nodes > current and current < policy.max_nodes \
+            and policy.move_only_what_pays:
+        plan = _predicted_scale_out(snapshot, arrays, policy, health, memory, memo, step,
+                                    prediction)
+        if plan is not None:
+            return plan
     if overloaded:
         kinds = sorted({d.bottleneck for d in overloaded})
         return hold("+".join(kinds), "; ".join([f"{d.node}: {d.reason}" for d in overloaded[:3]]
@@ -317,6 +337,15 @@ def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Deci
     else:
         may_remove = health.remove
         rule = "MET's rule: " + health.reason
+    if policy.predict_cycle_s is not None and carried:
+        # Carried by a predicted scale-out: what this slot needs is what it holds, one node
+        # fewer when headroom says so (the next cycle then predicts one fewer).
+        record_need(memo, now, current - 1 if may_remove else current, policy)
+    if may_remove and prediction is not None and prediction.nodes >= current:
+        may_remove = False
+        rule += (f"; not scaling in: at this time of the last cycle (predict_cycle_s "
+                 f"{policy.predict_cycle_s:g}) the load asked for {prediction.nodes} nodes "
+                 f"{prediction.starts_in_s:.0f} s from now")
     if may_remove and current > policy.min_nodes:
         memo.pop(NO_GAIN_AT, None)
         memo[LAST_ACTION_AT] = now
@@ -501,7 +530,8 @@ def _plan(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyConfi
 
 
 def _scale_out(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyConfig,
-               health: Health, sizing: Sizing, memory: DecisionMemory) -> Plan | None:
+               health: Health, sizing: Sizing, memory: DecisionMemory,
+               spread: bool = False) -> Plan | None:
     current = len(arrays.active)
     k = sizing.target - current
     loads = np.concatenate([_node_loads(arrays), np.zeros(k)])
@@ -522,11 +552,16 @@ def _scale_out(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: Policy
     util, cost = _costs(arrays, policy)
     util = np.concatenate([util, np.zeros(k)])
     mean = float(util.sum()) / max(sizing.target, 1)
-    sources = [i for i in range(current) if util[i] >= 1.0] or \
-        ([int(np.argmax(util[:current]))] if current else [])
+    if spread:  # ahead of a predicted load: off every node above the mean the new ones leave
+        sources = [i for i in range(current) if util[i] > mean]
+    else:
+        sources = [i for i in range(current) if util[i] >= 1.0] or \
+            ([int(np.argmax(util[:current]))] if current else [])
     moves, _ = _greedy_moves(arrays, util, sources, list(range(current + k)),
                              target_load=mean, cap=max(mean, policy.target_utilisation),
                              policy=policy, cost=cost)
+    if spread:
+        moves += _idle_by_count(arrays, cost, moves, current + k, range(current, current + k))
     # A new node that would receive nothing is not launched: it would cost without serving.
     used = sorted({d for _, d, _ in moves if d >= current})
     if not used:
@@ -542,7 +577,67 @@ def _scale_out(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: Policy
     launches = [Action(op="launch", node=ids[current + j], profile=profile, cause="scale_out",
                        reason=f"scale out: new {profile} node {j + 1} of {k}") for j in range(k)]
     return _plan(snapshot, arrays, policy, health, sizing, memory, ids, profiles, moves, "scale_out",
+                 "moves to a new node ahead of the load the last cycle brought now "
+                 "(predicted scale out)" if spread else
                  "moves off an overloaded node (scale out)", launches, None)
+
+
+def _idle_by_count(arrays: SnapshotArrays, cost: np.ndarray, moves: list[tuple[int, int, str]],
+                   nodes: int, new: range) -> list[tuple[int, int, str]]:
+    """Ahead of a predicted load, which partitions will wake is unknown (idle ones weigh
+    nothing now): give each new node its share of the partition count, idle partitions taken
+    from the nodes holding most, as HBase's own balancer evens counts."""
+    where = arrays.node_of.copy()
+    for p, d, _ in moves:
+        where[p] = d
+    count = np.bincount(where[where >= 0], minlength=nodes)
+    moved = {p for p, _, _ in moves}
+    idle: dict[int, list[int]] = {}
+    for p in np.flatnonzero((where >= 0) & (arrays.load <= 0) & (cost <= 0)).tolist():
+        if p not in moved:
+            idle.setdefault(int(where[p]), []).append(p)
+    share = int(count.sum()) // max(nodes, 1)
+    out = []
+    for d in new:
+        while count[d] < share:
+            donors = [i for i in idle if idle[i] and count[i] > share]
+            if not donors:
+                return out
+            s = max(donors, key=lambda i: (count[i], -i))
+            out.append((idle[s].pop(), d, "; idle now, spread by count ahead of the predicted load"))
+            count[s] -= 1
+            count[d] += 1
+    return out
+
+
+def _predicted_scale_out(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyConfig,
+                         health: Health, memory: DecisionMemory, memo: dict[str, float],
+                         step: int, prediction: Prediction) -> Plan | None:
+    """Scale out ahead of a load the last cycle brought at this time: toward the nodes it asked
+    for (at most MET's step), the new nodes taking partitions off the nodes above the mean
+    they leave. Not judged by verify_after_acting (the load has not come yet); None when no
+    move pays."""
+    current = len(arrays.active)
+    # The size is one the load asked for before, not an estimate MET's step must feel its way
+    # to; at most doubling the cluster in one decision all the same. The step is left as it
+    # is: a reactive scale-out after this one starts small.
+    target = min(prediction.nodes, 2 * current, policy.max_nodes)
+    now = snapshot.taken_at.timestamp()
+    earlier = memo.get(LAST_ACTION_AT)
+    memo[LAST_ACTION_AT] = now
+    sizing = Sizing(current, target, target - current, step, (
+        f"predicted scale-out: at this time of the last cycle (predict_cycle_s "
+        f"{policy.predict_cycle_s:g}) the load asked for {prediction.nodes} nodes from "
+        f"{prediction.starts_in_s:.0f} s from now; adding {target - current} now (predict_lead_s "
+        f"{policy.predict_lead_s:g}: boot and warm-up; at most doubling)"))
+    plan = _scale_out(snapshot, arrays, policy, health, sizing,
+                      _with_memo(memory, memo, step), spread=True)
+    if plan is None:
+        if earlier is None:
+            memo.pop(LAST_ACTION_AT)
+        else:
+            memo[LAST_ACTION_AT] = earlier
+    return plan
 
 
 def _rebalance(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyConfig,

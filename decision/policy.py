@@ -239,6 +239,21 @@ class PolicyConfig(BaseModel):
     move_offline_s: float = Field(
         1.1, ge=0, description="Seconds a partition is unavailable while it moves (measured "
         "on the local HBase 2.6.4: ~1.1 s per region move).")
+    predict_cycle_s: float | None = Field(
+        None, gt=0, description="Predictive scale-out (opt-in; None: off): the length of the "
+        "load's cycle, e.g. 86400 for a daily one. The default `met` remembers, for each "
+        "`predict_bucket_s` of the cycle, the nodes its demand asked for when capacity was short "
+        "(ceil(sum utilisation / target_utilisation)); when the last cycle was short within "
+        "the next `predict_lead_s`, it scales out now (at most doubling the cluster) so the new nodes are "
+        "booted and warm when the load comes, and it does not scale in then. Never scales in "
+        "on a prediction; a predicted scale-out is not judged by verify_after_acting.")
+    predict_lead_s: float = Field(
+        600.0, gt=0, description="How far ahead the prediction looks: a new node's boot, join "
+        "and cache warm-up (~10 min for a node to be fully operational and monitored, tiramola "
+        "§3). Must be under half of predict_cycle_s.")
+    predict_bucket_s: float = Field(
+        300.0, gt=0, description="Width of one remembered slot of the cycle (seconds); the "
+        "cycle is remembered in predict_cycle_s / predict_bucket_s slots.")
 
     # --- tiramola ------------------------------------------------------------------------
     tiramola_cpu_high: float = Field(
@@ -271,6 +286,18 @@ class PolicyConfig(BaseModel):
             raise ValueError("data_placement: store (the data store places its data) needs "
                              "paper_faithful: false and move_only_what_pays: true: MET's full "
                              "re-placement moves partitions, which such a store cannot do")
+        if self.predict_cycle_s is not None:
+            if not self.predict_lead_s < self.predict_cycle_s / 2:
+                raise ValueError(f"predict_lead_s ({self.predict_lead_s:g}) must be under half of "
+                                 f"predict_cycle_s ({self.predict_cycle_s:g}): the slots ahead "
+                                 "must come from the last cycle, not this one")
+            if not self.predict_bucket_s <= self.predict_lead_s:
+                raise ValueError(f"predict_bucket_s ({self.predict_bucket_s:g}) must be at most "
+                                 f"predict_lead_s ({self.predict_lead_s:g})")
+            if self.predict_cycle_s / self.predict_bucket_s > 10_000:
+                raise ValueError(f"predict_cycle_s / predict_bucket_s must be at most 10,000 "
+                                 f"slots (got {self.predict_cycle_s / self.predict_bucket_s:.0f}): "
+                                 "each slot is remembered in the decision memory")
         if isinstance(self.max_moves, int) and self.max_moves < 0:
             raise ValueError(f"max_moves ({self.max_moves}) must be >= 0 (an absolute count)")
         if isinstance(self.max_moves, float) and not (0 < self.max_moves <= 1):

@@ -1,0 +1,100 @@
+"""Predictive scale-out (policy.predict_cycle_s, opt-in): the last cycle's short slots ahead
+scale the cluster out before the load comes, and hold off a scale-in; nothing else predicts."""
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from decision import decide
+from decision.model import DecisionMemory
+from decision.policy import PolicyConfig
+from decision.prediction import Prediction, predicted_need, record_need
+from tests.decision.plan_checks import check_plan
+from tests.fixtures.snapshots import later, make_snapshot, partition, spread_partitions
+
+HOUR = PolicyConfig(predict_cycle_s=3600.0)  # lead 600 s, slots of 300 s
+DONE = DecisionMemory(step=1, first_decision_done=True)
+
+
+def even(cpus, per_node=4, rate=100.0):
+    ids = [f"rs{i + 1}" for i in range(len(cpus))]
+    return make_snapshot(cpus, spread_partitions(ids, [(rate, rate / 2, 0.0)] * (per_node * len(ids))))
+
+
+def test_only_the_last_cycles_slots_ahead_predict():
+    memo: dict[str, float] = {}
+    record_need(memo, 1000.0, 6, HOUR)  # slot 900-1200 s of the hour
+    # One cycle later, 400 s before: the slot starts 300 s ahead and ends 600 s ahead.
+    assert predicted_need(memo, 1000.0 + 3600 - 400, HOUR) == Prediction(6, 300.0, 600.0)
+    # Further ahead than predict_lead_s: not yet.
+    assert predicted_need(memo, 1000.0 + 3600 - 1000, HOUR) is None
+    # Later in the same cycle: this cycle's own slot does not predict.
+    assert predicted_need(memo, 1000.0 - 400 + 3600 * 0.25, HOUR) is None
+    # No decision fell in the slot in the last cycle (a long plan): the cycle before counts;
+    # three cycles on, the memory is stale.
+    assert predicted_need(memo, 1000.0 + 2 * 3600 - 400, HOUR).nodes == 6
+    assert predicted_need(memo, 1000.0 + 3 * 3600 - 400, HOUR) is None
+    # A second visit of the slot in the same cycle keeps the larger need; the next cycle's
+    # first write replaces it, and a cycle that was not short there (0) stops the prediction.
+    record_need(memo, 1100.0, 4, HOUR)
+    assert predicted_need(memo, 1000.0 + 3600 - 400, HOUR).nodes == 6
+    record_need(memo, 1000.0 + 3600, 3, HOUR)
+    assert predicted_need(memo, 1000.0 + 2 * 3600 - 400, HOUR).nodes == 3
+    record_need(memo, 1000.0 + 2 * 3600, 0, HOUR)
+    assert predicted_need(memo, 1000.0 + 3 * 3600 - 400, HOUR) is None
+
+
+def test_a_cycle_short_of_capacity_ahead_scales_out_before_the_load_comes():
+    busy = even([0.9] * 4)  # short: demand 6 node-loads / 0.75 -> 8 nodes
+    first = decide(busy, HOUR, DONE)
+    assert first.sizing.delta > 0  # the reactive scale-out, recorded for the next cycle
+    calm = later(even([0.4] * 4), 3600 - 400)
+    plan = decide(calm, HOUR, first.memory)
+    check_plan(calm, plan)
+    launches = [a for a in plan.actions if a.op == "launch"]
+    assert launches and plan.sizing.reason.startswith("predicted scale-out")
+    moves = [a for a in plan.actions if a.op == "move"]
+    assert moves and {a.target for a in moves} <= {a.node for a in launches}
+    assert not any(a.op in ("terminate", "drain") for a in plan.actions)
+    # Off (the default), the same calm cluster is left alone.
+    assert PolicyConfig().predict_cycle_s is None
+    assert decide(calm, PolicyConfig(), first.memory).is_empty
+
+
+def test_no_scale_in_when_the_last_cycle_needed_every_node_just_ahead():
+    snap = even([0.3, 0.3, 0.3, 0.3, 0.05])  # would lose its underloaded node
+    assert decide(snap, HOUR, DONE).summary.terminations == 1
+    memo: dict[str, float] = {}
+    at = snap.taken_at.timestamp() - 3600 + 450  # last cycle, a slot 300-600 s from now
+    record_need(memo, at, 5, HOUR)
+    memory = DecisionMemory(step=1, first_decision_done=True, history=tuple(sorted(memo.items())))
+    plan = decide(snap, HOUR, memory)
+    assert plan.summary.terminations == 0 and plan.summary.launches == 0
+    assert "not scaling in" in plan.reason
+
+
+def test_the_lead_must_leave_the_slots_ahead_to_the_last_cycle():
+    with pytest.raises(ValidationError, match="predict_lead_s"):
+        PolicyConfig(predict_cycle_s=1000.0)  # 600 s ahead of 1,000 s is this cycle's own
+    with pytest.raises(ValidationError, match="slots"):
+        PolicyConfig(predict_cycle_s=86400.0, predict_bucket_s=1.0)
+
+
+def test_new_nodes_ahead_of_a_peak_also_get_their_share_of_the_idle_partitions():
+    """Which partitions the peak wakes is unknown (idle ones weigh nothing now): the new
+    nodes take their share of the count, idle partitions from the nodes holding most."""
+    busy = even([0.9] * 4)
+    first = decide(busy, HOUR, DONE)
+    ids = ["rs1", "rs2", "rs3", "rs4"]
+    parts = spread_partitions(ids, [(100.0, 50.0, 0.0)] * 16)
+    parts += [partition(f"peak{k}", ids[k % 4]) for k in range(16)]  # the peak's tables, asleep
+    calm = later(make_snapshot([0.4] * 4, parts), 3600 - 400)
+    plan = decide(calm, HOUR, first.memory)
+    check_plan(calm, plan)
+    new = {a.node for a in plan.actions if a.op == "launch"}
+    assert new
+    holding = {a.node: len(a.partitions) for a in plan.assignment}
+    share = len(parts) // len(holding)
+    assert all(holding[n] >= share for n in new), holding
+    assert any(a.op == "move" and a.partition.startswith("peak") and a.target in new
+               for a in plan.actions)
