@@ -13,17 +13,11 @@ from decision.model import DecisionMemory, Node, NodeMetrics
 from decision.policy import PolicyConfig
 from tests.decision.plan_checks import check_plan
 from tests.fixtures.snapshots import (
-    carry_out, later, make_snapshot, node, partition, snapshots, spread_partitions,
+    carry_out, even_snapshot as even, later, make_snapshot, node, partition, snapshots, spread_partitions,
 )
 
 G = PolicyConfig()  # the default: guarded
 DONE = DecisionMemory(step=1, first_decision_done=True)
-
-
-def even(cpus, per_node=4, rate=100.0):
-    ids = [f"rs{i + 1}" for i in range(len(cpus))]
-    parts = spread_partitions(ids, [(rate, rate / 2, 0.0)] * (per_node * len(ids)))
-    return make_snapshot(cpus, parts)
 
 
 def test_no_plan_when_size_unchanged_and_nothing_overloaded():

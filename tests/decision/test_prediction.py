@@ -10,15 +10,12 @@ from decision.model import DecisionMemory
 from decision.policy import PolicyConfig
 from decision.prediction import Prediction, predicted_need, record_need
 from tests.decision.plan_checks import check_plan
-from tests.fixtures.snapshots import later, make_snapshot, partition, spread_partitions
+from tests.fixtures.snapshots import (
+    even_snapshot as even, later, make_snapshot, partition, spread_partitions,
+)
 
 HOUR = PolicyConfig(predict_cycle_s=3600.0)  # lead 600 s, slots of 300 s
 DONE = DecisionMemory(step=1, first_decision_done=True)
-
-
-def even(cpus, per_node=4, rate=100.0):
-    ids = [f"rs{i + 1}" for i in range(len(cpus))]
-    return make_snapshot(cpus, spread_partitions(ids, [(rate, rate / 2, 0.0)] * (per_node * len(ids))))
 
 
 def test_only_the_last_cycles_slots_ahead_predict():
