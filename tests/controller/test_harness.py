@@ -29,3 +29,41 @@ def test_a_hot_key_range_split_into_halves_spreads_and_its_tenant_gets_more_done
     # the hot tenant gets more done; the other tenant loses nothing
     assert ops[split]["hot"] > 1.15 * ops[whole]["hot"]
     assert ops[split]["spread"] >= 0.98 * ops[whole]["spread"]
+
+
+def _peaks(predict: bool):
+    # daily-peaks cut to its first two cycles (60 minutes)
+    scenario = load_scenario("daily-peaks")
+    scenario = scenario.model_copy(update={"duration_s": 3600.0, "workloads": [
+        w for w in scenario.workloads if not w.name.startswith("peak3")]})
+    policy = {"predict_cycle_s": 1800.0} if predict else {}
+    run = build_run(quiet_config(policy=policy), scenario, policy="met")
+    run.run()
+    return run
+
+
+def _mean_between(run, t0, t1):
+    c = run.cluster
+    t = np.asarray(c.rec_t)
+    during = (t >= t0) & (t < t1)
+    return (float(np.asarray(c.rec_servers)[during].mean()),
+            float(np.sum(np.asarray(c.rec_ops)[during])))
+
+
+def test_a_peak_the_last_cycle_brought_is_met_by_nodes_added_before_it():
+    """With predict_cycle_s, the second cycle's peak (minutes 45-55) finds more RegionServers
+    serving from its first minute than the reactive default, whose nodes boot through half the
+    peak, and gets no less done (not much more either: which partitions the peak wakes is
+    unknown beforehand, so the new nodes hold their share of the count, not of the peak,
+    docs/evaluation.md); the first peak, with no cycle behind it, is the same."""
+    predicted, reactive = _peaks(True), _peaks(False)
+    first = [_mean_between(r, 900, 1500) for r in (predicted, reactive)]
+    assert first[0] == first[1]
+    start = [_mean_between(r, 2700, 2760)[0] for r in (predicted, reactive)]
+    assert start[0] > start[1] + 1
+    second = [_mean_between(r, 2700, 3300)[1] for r in (predicted, reactive)]
+    assert second[0] >= 0.95 * second[1]
+    reasons = [d.reason for d in predicted.recorder.decisions]
+    assert any(r.startswith("predicted scale-out") for r in reasons)
+    assert not any(r.startswith("predicted scale-out") for r in
+                   (d.reason for d in reactive.recorder.decisions))
