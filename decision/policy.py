@@ -253,7 +253,8 @@ class PolicyConfig(BaseModel):
         "§3). Must be under half of predict_cycle_s.")
     predict_bucket_s: float = Field(
         300.0, gt=0, description="Width of one remembered slot of the cycle (seconds); the "
-        "cycle is remembered in predict_cycle_s / predict_bucket_s slots.")
+        "cycle is remembered in predict_cycle_s / predict_bucket_s slots, at most 4,096 (a week of "
+        "5-minute slots is 2,016).")
 
     # --- tiramola ------------------------------------------------------------------------
     tiramola_cpu_high: float = Field(
@@ -287,6 +288,10 @@ class PolicyConfig(BaseModel):
                              "paper_faithful: false and move_only_what_pays: true: MET's full "
                              "re-placement moves partitions, which such a store cannot do")
         if self.predict_cycle_s is not None:
+            for name in ("predict_cycle_s", "predict_lead_s", "predict_bucket_s"):
+                if not math.isfinite(getattr(self, name)):
+                    raise ValueError(f"{name} must be a finite number of seconds, got "
+                                     f"{getattr(self, name)}")
             if not self.predict_lead_s < self.predict_cycle_s / 2:
                 raise ValueError(f"predict_lead_s ({self.predict_lead_s:g}) must be under half of "
                                  f"predict_cycle_s ({self.predict_cycle_s:g}): the slots ahead "
@@ -294,8 +299,8 @@ class PolicyConfig(BaseModel):
             if not self.predict_bucket_s <= self.predict_lead_s:
                 raise ValueError(f"predict_bucket_s ({self.predict_bucket_s:g}) must be at most "
                                  f"predict_lead_s ({self.predict_lead_s:g})")
-            if self.predict_cycle_s / self.predict_bucket_s > 10_000:
-                raise ValueError(f"predict_cycle_s / predict_bucket_s must be at most 10,000 "
+            if self.predict_cycle_s / self.predict_bucket_s > 4096:
+                raise ValueError(f"predict_cycle_s / predict_bucket_s must be at most 4,096 "
                                  f"slots (got {self.predict_cycle_s / self.predict_bucket_s:.0f}): "
                                  "each slot is remembered in the decision memory")
         if isinstance(self.max_moves, int) and self.max_moves < 0:

@@ -75,6 +75,8 @@ def test_the_lead_must_leave_the_slots_ahead_to_the_last_cycle():
         PolicyConfig(predict_cycle_s=1000.0)  # 600 s ahead of 1,000 s is this cycle's own
     with pytest.raises(ValidationError, match="slots"):
         PolicyConfig(predict_cycle_s=86400.0, predict_bucket_s=1.0)
+    with pytest.raises(ValidationError, match="predict_cycle_s must be a finite number"):
+        PolicyConfig(predict_cycle_s=float("inf"))
 
 
 def test_new_nodes_ahead_of_a_peak_also_get_their_share_of_the_idle_partitions():
