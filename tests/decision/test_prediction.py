@@ -2,7 +2,11 @@
 scale the cluster out before the load comes, and hold off a scale-in; nothing else predicts."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from decision import decide
@@ -11,7 +15,7 @@ from decision.policy import PolicyConfig
 from decision.prediction import Prediction, predicted_need, record_need
 from tests.decision.plan_checks import check_plan
 from tests.fixtures.snapshots import (
-    even_snapshot as even, later, make_snapshot, partition, spread_partitions,
+    even_snapshot as even, later, make_snapshot, partition, snapshots, spread_partitions,
 )
 
 HOUR = PolicyConfig(predict_cycle_s=3600.0)  # lead 600 s, slots of 300 s
@@ -97,3 +101,36 @@ def test_new_nodes_ahead_of_a_peak_also_get_their_share_of_the_idle_partitions()
     assert all(holding[n] >= share for n in new), holding
     assert any(a.op == "move" and a.partition.startswith("peak") and a.target in new
                for a in plan.actions)
+
+
+def calm(snap):
+    """The same snapshot under the overload marks (a prediction acts only while none is short)."""
+    return replace(snap, nodes=tuple(
+        replace(n, metrics=replace(n.metrics, cpu=0.55 * n.metrics.cpu,
+                                   io_wait=0.15 * n.metrics.io_wait)) if n.metrics else n
+        for n in snap.nodes))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.one_of(snapshots(max_nodes=8, max_partitions=40),
+                 snapshots(min_nodes=2, max_nodes=8, max_partitions=40).map(calm)),
+       st.integers(0, 20), st.integers(1, 20),
+       st.one_of(st.floats(300.0, 600.0).map(lambda ahead: ahead - 3600.0),  # last cycle, ahead
+                 st.floats(-3600.0 * 3, 0.0)))
+def test_predictions_keep_the_safety_rules(snap, need, max_nodes, written):
+    """Whatever the memory predicts: at most doubling, never above max_nodes, never a
+    removal while the last cycle asked for as many nodes just ahead, and the usual rules."""
+    memo: dict[str, float] = {}
+    record_need(memo, snap.taken_at.timestamp() + written, need, HOUR)
+    memory = DecisionMemory(step=1, first_decision_done=True, history=tuple(sorted(memo.items())))
+    policy = HOUR.model_copy(update={"max_nodes": max_nodes})
+    plan = decide(snap, policy, memory)
+    check_plan(snap, plan)
+    current = sum(n.state == "active" for n in snap.nodes)
+    assert plan.summary.terminations <= 1 and plan.sizing.delta >= -1
+    if plan.sizing.reason.startswith("predicted scale-out"):
+        assert current < plan.sizing.target <= min(2 * current, max_nodes)
+        assert plan.summary.terminations == 0
+    if plan.summary.terminations:
+        ahead = predicted_need(memo, snap.taken_at.timestamp(), policy)
+        assert ahead is None or ahead.nodes < current
