@@ -34,7 +34,9 @@ from decision.model import (
 )
 from decision.placement import classify
 from decision.policy import PolicyConfig
-from decision.prediction import PREDICT_UNTIL, Prediction, predicted_need, record_need
+from decision.prediction import (
+    PREDICT_UNTIL, Prediction, expected_hot, predicted_need, record_hot, record_need,
+)
 
 # DecisionMemory.history keys this policy owns.
 LAST_ACTION_AT = "met.last_action_at"     # taken_at (epoch s) of the last plan with actions
@@ -222,6 +224,12 @@ def decide_guarded(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Deci
         record_need(memo, now, max(math.ceil(demand / policy.target_utilisation - 1e-9),
                                    current + 1) if needs else
                     current if overloaded and carried else 0, policy)
+        if needs:
+            # and which partitions carried it: the busiest, two per node at most
+            _, cost = _costs(arrays, policy)
+            top = np.argsort(-cost, kind="stable")[:2 * current]
+            record_hot(memo, now, {arrays.ids[p]: float(cost[p]) for p in top.tolist()
+                                   if cost[p] > 0}, policy)
     prediction = predicted_need(memo, now, policy) if policy.predict_cycle_s else None
     if prediction is not None:
         memo[PREDICT_UNTIL] = max(memo.get(PREDICT_UNTIL, now), now + prediction.until_s)
@@ -404,7 +412,8 @@ def move_relief(policy: PolicyConfig, w: float, source: float, dest, wait_s):
 def _greedy_moves(arrays: SnapshotArrays, loads: np.ndarray, sources: list[int],
                   dest: list[int], target_load: float, cap: float, policy: PolicyConfig,
                   cost: np.ndarray | None = None,
-                  stay: frozenset[str] = frozenset()) -> tuple[list[tuple[int, int, str]], np.ndarray]:
+                  stay: frozenset[str] = frozenset(),
+                  waking: np.ndarray | None = None) -> tuple[list[tuple[int, int, str]], np.ndarray]:
     """Move partitions off `sources` (heaviest node first; per node, its largest partitions
     that fit first; idle partitions and those in `stay` never) while the source stays above
     `target_load`, each onto the least loaded node of `dest` if it stays at or under `cap`,
@@ -418,7 +427,9 @@ def _greedy_moves(arrays: SnapshotArrays, loads: np.ndarray, sources: list[int],
     # node reads (or is streamed) its new partitions' data at move_mb_s in all, so the tenth
     # 3 GB region sent to a new node starts relieving its source 20 minutes later.
     intake_s = np.zeros(len(loads))
-    busy = np.flatnonzero((arrays.load > 0) & (cost > 0))
+    # (`waking`: idle now, but expected to carry load: a predicted peak's partitions)
+    busy = np.flatnonzero(((arrays.load > 0) if waking is None else (arrays.load > 0) | waking)
+                          & (cost > 0))
     if stay:
         busy = busy[[arrays.ids[p] not in stay for p in busy.tolist()]]
     dest_ix = np.asarray(dest, dtype=np.int64)
@@ -531,7 +542,7 @@ def _plan(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyConfi
 
 def _scale_out(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: PolicyConfig,
                health: Health, sizing: Sizing, memory: DecisionMemory,
-               spread: bool = False) -> Plan | None:
+               spread: bool = False, expected: dict[int, float] | None = None) -> Plan | None:
     current = len(arrays.active)
     k = sizing.target - current
     loads = np.concatenate([_node_loads(arrays), np.zeros(k)])
@@ -550,6 +561,16 @@ def _scale_out(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: Policy
         return _plan(snapshot, arrays, policy, health, sizing, memory, ids, profiles, [],
                      "scale_out", "", launches, None)
     util, cost = _costs(arrays, policy)
+    if expected:
+        # Ahead of a predicted load: each partition the last cycle's peak woke weighs what it
+        # weighed then, and its node carries that.
+        at = np.fromiter(expected, np.int64, len(expected))
+        then = np.maximum(np.fromiter(expected.values(), np.float64, len(expected)), cost[at])
+        on = arrays.node_of[at] >= 0
+        util = util + np.bincount(arrays.node_of[at][on], weights=(then - cost[at])[on],
+                                  minlength=len(util))
+        cost = cost.copy()
+        cost[at] = then
     util = np.concatenate([util, np.zeros(k)])
     mean = float(util.sum()) / max(sizing.target, 1)
     if spread:  # ahead of a predicted load: off every node above the mean the new ones leave
@@ -557,9 +578,13 @@ def _scale_out(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: Policy
     else:
         sources = [i for i in range(current) if util[i] >= 1.0] or \
             ([int(np.argmax(util[:current]))] if current else [])
+    waking = None
+    if expected:
+        waking = np.zeros(len(arrays.ids), dtype=bool)
+        waking[list(expected)] = True
     moves, _ = _greedy_moves(arrays, util, sources, list(range(current + k)),
                              target_load=mean, cap=max(mean, policy.target_utilisation),
-                             policy=policy, cost=cost)
+                             policy=policy, cost=cost, waking=waking)
     if spread:
         moves += _idle_by_count(arrays, cost, moves, current + k, range(current, current + k))
     # A new node that would receive nothing is not launched: it would cost without serving.
@@ -630,8 +655,10 @@ def _predicted_scale_out(snapshot: ClusterSnapshot, arrays: SnapshotArrays, poli
         f"{policy.predict_cycle_s:g}) the load asked for {prediction.nodes} nodes from "
         f"{prediction.starts_in_s:.0f} s from now; adding {target - current} now (predict_lead_s "
         f"{policy.predict_lead_s:g}: boot and warm-up; at most doubling)"))
+    woke = expected_hot(memo, now, policy)
     plan = _scale_out(snapshot, arrays, policy, health, sizing,
-                      _with_memo(memory, memo, step), spread=True)
+                      _with_memo(memory, memo, step), spread=True,
+                      expected={i: woke[pid] for i, pid in enumerate(arrays.ids) if pid in woke})
     if plan is None:
         if earlier is None:
             memo.pop(LAST_ACTION_AT)

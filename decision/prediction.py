@@ -8,7 +8,11 @@ cycle replaces the last cycle's value. Every decision writes its slot (0 when ca
 short), so a slot ahead of now holds the last cycle in which a decision fell in it: it is read
 when written between half a cycle and two and a half cycles ago (a slot the last cycle spent
 inside one long plan keeps the cycle before); older memories and this cycle's writes do not
-predict. Pure: the memo dict is DecisionMemory.history's `met.*` part.
+predict. While short, the busiest partitions (two per node) are remembered too, with their
+share of a node's utilisation then (`met.peak_cost:` / `met.peak_at:`, forgotten after two and a
+half cycles): a predicted scale-out gives the new nodes the partitions the last peak woke,
+weighed as they were then, instead of a blind share. Pure: the memo dict is
+DecisionMemory.history's `met.*` part.
 """
 from __future__ import annotations
 
@@ -20,6 +24,8 @@ from decision.policy import PolicyConfig
 CYCLE_NEED = "met.cycle_need:"  # + slot: nodes the demand asked for while capacity was short
 CYCLE_AT = "met.cycle_at:"      # + slot: taken_at (epoch s) of that slot's last write
 PREDICT_UNTIL = "met.predict_until"  # taken_at until which the last cycle's short slots reach
+PEAK_COST = "met.peak_cost:"    # + partition: its share of a node's utilisation while short
+PEAK_AT = "met.peak_at:"        # + partition: taken_at of that
 
 
 @dataclass(frozen=True)
@@ -65,3 +71,35 @@ def predicted_need(memo: dict[str, float], now: float, policy: PolicyConfig) -> 
                      else Prediction(int(need), ahead, end))
         ahead += policy.predict_bucket_s
     return found
+
+
+def record_hot(memo: dict[str, float], now: float, hot: dict[str, float],
+               policy: PolicyConfig) -> None:
+    """Remember the partitions that carried the load while capacity was short (id -> share of
+    its node's utilisation), so the next cycle's predicted scale-out can give the new nodes the
+    partitions the peak wakes; forget what is older than two and a half cycles."""
+    cycle = float(policy.predict_cycle_s or 0.0)
+    for key in [k for k in memo if k.startswith(PEAK_AT)]:
+        if now - memo[key] > 2.5 * cycle:
+            pid = key[len(PEAK_AT):]
+            memo.pop(key)
+            memo.pop(PEAK_COST + pid, None)
+    for pid, cost in hot.items():
+        at = memo.get(PEAK_AT + pid)
+        same_visit = at is not None and 0 <= now - at < cycle / 2
+        memo[PEAK_COST + pid] = max(cost, memo.get(PEAK_COST + pid, 0.0)) if same_visit else cost
+        memo[PEAK_AT + pid] = now
+
+
+def expected_hot(memo: dict[str, float], now: float, policy: PolicyConfig) -> dict[str, float]:
+    """The partitions the last cycle's load woke between now and predict_lead_s ahead, with
+    their share of a node's utilisation then."""
+    cycle = float(policy.predict_cycle_s or 0.0)
+    out = {}
+    for key, at in memo.items():
+        if not key.startswith(PEAK_AT) or not cycle / 2 < now - at < 2.5 * cycle:
+            continue
+        if (at - now) % cycle <= policy.predict_lead_s + policy.predict_bucket_s:
+            pid = key[len(PEAK_AT):]
+            out[pid] = memo.get(PEAK_COST + pid, 0.0)
+    return out

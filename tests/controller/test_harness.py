@@ -53,16 +53,15 @@ def _mean_between(run, t0, t1):
 def test_a_peak_the_last_cycle_brought_is_met_by_nodes_added_before_it():
     """With predict_cycle_s, the second cycle's peak (minutes 45-55) finds more RegionServers
     serving from its first minute than the reactive default, whose nodes boot through half the
-    peak, and gets no less done (not much more either: which partitions the peak wakes is
-    unknown beforehand, so the new nodes hold their share of the count, not of the peak,
-    docs/evaluation.md); the first peak, with no cycle behind it, is the same."""
+    peak, holding the partitions the first peak woke, and gets more done; the first peak, with
+    no cycle behind it, is the same."""
     predicted, reactive = _peaks(True), _peaks(False)
     first = [_mean_between(r, 900, 1500) for r in (predicted, reactive)]
     assert first[0] == first[1]
     start = [_mean_between(r, 2700, 2760)[0] for r in (predicted, reactive)]
     assert start[0] > start[1] + 1
     second = [_mean_between(r, 2700, 3300)[1] for r in (predicted, reactive)]
-    assert second[0] >= 0.95 * second[1]
+    assert second[0] > 1.1 * second[1]
     reasons = [d.reason for d in predicted.recorder.decisions]
     assert any(r.startswith("predicted scale-out") for r in reasons)
     assert not any(r.startswith("predicted scale-out") for r in

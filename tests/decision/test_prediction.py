@@ -134,3 +134,24 @@ def test_predictions_keep_the_safety_rules(snap, need, max_nodes, written):
     if plan.summary.terminations:
         ahead = predicted_need(memo, snap.taken_at.timestamp(), policy)
         assert ahead is None or ahead.nodes < current
+
+
+def test_new_nodes_ahead_of_a_peak_take_the_partitions_the_last_peak_woke():
+    """The partitions that carried the last cycle's peak are idle now; the predicted
+    scale-out gives them to the new nodes first (weighed as they weighed then)."""
+    ids = ["rs1", "rs2", "rs3", "rs4"]
+    steady = spread_partitions(ids, [(100.0, 50.0, 0.0)] * 8)
+    peak = [partition(f"peak{k}", ids[k % 4], reads=2000.0) for k in range(8)]
+    busy = make_snapshot([0.9] * 4, steady + peak)
+    first = decide(busy, HOUR, DONE)
+    assert first.sizing.delta > 0
+    asleep = [partition(p.id, p.node) for p in peak]  # the same partitions, idle again
+    calm = later(make_snapshot([0.3] * 4, steady + asleep), 3600 - 400)
+    plan = decide(calm, HOUR, first.memory)
+    check_plan(calm, plan)
+    new = {a.node for a in plan.actions if a.op == "launch"}
+    woke = [a for a in plan.actions if a.op == "move" and a.partition.startswith("peak")]
+    assert new and woke and all(a.target in new for a in woke)
+    assert {a.target for a in woke} == new  # every new node takes some of the peak
+    # placed by the load they carried then, not as idle partitions dealt by count
+    assert not any("spread by count" in a.reason for a in woke), [a.reason for a in woke]
