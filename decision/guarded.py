@@ -16,6 +16,8 @@
                   over move_payback_s beats its warm-up and offline cost; no restarts, no
                   compactions
     safety        never shrink above max_nodes nor while overloaded; at most one node a decision
+    predict       (opt-in, predict_cycle_s) before a time of the cycle that was short of nodes
+                  the last cycle, add them, with the partitions that load woke; no scale-in then
 
 Every switch lives in PolicyConfig; each hold or action carries its reason. Pure: state between
 decisions is DecisionMemory.history (keys `met.*`), time is the snapshots' taken_at.
@@ -609,9 +611,9 @@ def _scale_out(snapshot: ClusterSnapshot, arrays: SnapshotArrays, policy: Policy
 
 def _idle_by_count(arrays: SnapshotArrays, cost: np.ndarray, moves: list[tuple[int, int, str]],
                    nodes: int, new: range) -> list[tuple[int, int, str]]:
-    """Ahead of a predicted load, which partitions will wake is unknown (idle ones weigh
-    nothing now): give each new node its share of the partition count, idle partitions taken
-    from the nodes holding most, as HBase's own balancer evens counts."""
+    """Ahead of a predicted load, the idle partitions the last cycle did not see wake may wake
+    too (they weigh nothing now): give each new node its share of the partition count in them,
+    taken from the nodes holding most, as HBase's own balancer evens counts."""
     where = arrays.node_of.copy()
     for p, d, _ in moves:
         where[p] = d
@@ -639,9 +641,9 @@ def _predicted_scale_out(snapshot: ClusterSnapshot, arrays: SnapshotArrays, poli
                          health: Health, memory: DecisionMemory, memo: dict[str, float],
                          step: int, prediction: Prediction) -> Plan | None:
     """Scale out ahead of a load the last cycle brought at this time: toward the nodes it asked
-    for (at most MET's step), the new nodes taking partitions off the nodes above the mean
-    they leave. Not judged by verify_after_acting (the load has not come yet); None when no
-    move pays."""
+    for (at most doubling), the new nodes taking the partitions that load woke (weighed as they
+    were then) off the nodes above the mean they leave. Not judged by verify_after_acting (the
+    load has not come yet); None when no move pays."""
     current = len(arrays.active)
     # The size is one the load asked for before, not an estimate MET's step must feel its way
     # to; at most doubling the cluster in one decision all the same. The step is left as it
