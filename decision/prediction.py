@@ -88,7 +88,8 @@ def record_hot(memo: dict[str, float], now: float, hot: dict[str, float],
         at = memo.get(PEAK_AT + pid)
         same_visit = at is not None and 0 <= now - at < cycle / 2
         memo[PEAK_COST + pid] = max(cost, memo.get(PEAK_COST + pid, 0.0)) if same_visit else cost
-        memo[PEAK_AT + pid] = now
+        # when it first woke in this visit: the next cycle must have it in place by then
+        memo[PEAK_AT + pid] = at if same_visit else now
 
 
 def expected_hot(memo: dict[str, float], now: float, policy: PolicyConfig) -> dict[str, float]:

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from decision import decide
 from decision.model import DecisionMemory
 from decision.policy import PolicyConfig
-from decision.prediction import Prediction, predicted_need, record_need
+from decision.prediction import Prediction, expected_hot, predicted_need, record_hot, record_need
 from tests.decision.plan_checks import check_plan
 from tests.fixtures.snapshots import (
     even_snapshot as even, later, make_snapshot, partition, snapshots, spread_partitions,
@@ -155,3 +155,14 @@ def test_new_nodes_ahead_of_a_peak_take_the_partitions_the_last_peak_woke():
     assert {a.target for a in woke} == new  # every new node takes some of the peak
     # placed by the load they carried then, not as idle partitions dealt by count
     assert not any("spread by count" in a.reason for a in woke), [a.reason for a in woke]
+
+
+def test_a_partition_hot_through_a_long_peak_is_expected_from_when_it_woke():
+    memo: dict[str, float] = {}
+    for t in (1000.0, 1300.0, 1600.0):  # one peak, three short decisions
+        record_hot(memo, t, {"p1": 0.5 if t < 1600 else 0.8}, HOUR)
+    # next cycle, 500 s before it woke: expected, at its largest share
+    assert expected_hot(memo, 1000.0 + 3600 - 500, HOUR) == {"p1": 0.8}
+    # three cycles on: forgotten at the next write
+    record_hot(memo, 1000.0 + 3 * 3600, {}, HOUR)
+    assert expected_hot(memo, 1000.0 + 4 * 3600 - 500, HOUR) == {}
