@@ -15,9 +15,10 @@ from tests.actuator.plans import (
 )
 
 
-def executor(world: FakeCluster, **overrides) -> Executor:
-    return Executor(world.infra, world.datastore, ExecutorSettings(**overrides), world.clock, world.cluster,
-                    Journal(":memory:"))
+def executor(world: FakeCluster, datastore=None, **overrides) -> Executor:
+    """An executor on the fake world (its own datastore driver, or `datastore` in its place)."""
+    return Executor(world.infra, datastore or world.datastore, ExecutorSettings(**overrides),
+                    world.clock, world.cluster, Journal(":memory:"))
 
 
 def ops(world: FakeCluster, op: str) -> list[tuple]:
@@ -363,8 +364,7 @@ def test_a_split_the_store_refuses_is_skipped_and_the_plan_goes_on():
 
     world = FakeCluster()
     plan = _split_plan(world)
-    ex = Executor(world.infra, NoSplits(world), ExecutorSettings(), world.clock, world.cluster,
-                  Journal(":memory:"))
+    ex = executor(world, datastore=NoSplits(world))
     ex.submit(plan, "p1")
     assert run_to_end(ex, world).state == "done"
     assert actual_layout(world) == {"hot": RS1, "p1": RS2, "p2": RS2}
@@ -508,8 +508,7 @@ def test_a_balancer_that_will_not_switch_back_on_is_reported_and_the_plan_still_
 
     world = FakeCluster()
     plan = fill_new_node(world)
-    ex = Executor(world.infra, StuckBalancer(world), ExecutorSettings(), world.clock, world.cluster,
-                  Journal(":memory:"))
+    ex = executor(world, datastore=StuckBalancer(world))
     ex.submit(plan, "p1")
     assert run_to_end(ex, world).state == "done"
     assert any("could not switch the balancer back on: master unreachable" in e["message"]
