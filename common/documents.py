@@ -238,9 +238,26 @@ def _check_json_limits(file: str, text: str, data: bytes | None = None) -> int:
     return pairs
 
 
+def _flow_depth(text: str) -> int:
+    """Deepest nesting of [ { ] } in the text, quotes and comments not told apart: an upper
+    bound on a YAML document's flow nesting, read without any YAML library."""
+    raw = np.frombuffer(text.encode("utf-8", errors="surrogatepass"), dtype=np.uint8)
+    brackets = _brackets(raw, np.empty(raw.size, dtype=bool))
+    if brackets.size == 0:
+        return 0
+    kind = raw[brackets]
+    step = np.where((kind == _OPENS[0]) | (kind == _OPENS[1]), 1, -1).astype(np.int32)
+    return int(np.cumsum(step).max())
+
+
 def _check_yaml_depth(file: str, text: str) -> None:
     """Walk libyaml's events (its parser keeps explicit stacks) and stop at the first level
-    past MAX_DEPTH, before the recursive composer could overflow the C stack."""
+    past MAX_DEPTH, before the recursive composer could overflow the C stack.
+
+    Newer libyaml refuses deep flow nesting itself, while scanning ahead and before the
+    first event, with wording of its own: when the library refuses a text whose brackets
+    nest past MAX_DEPTH, the refusal is metctl's, so the limit and its message do not
+    depend on the YAML library's version."""
     loader = _SafeLoader(text)
     depth = 0
     try:
@@ -255,6 +272,10 @@ def _check_yaml_depth(file: str, text: str) -> None:
                                    f"YAML nested at most {MAX_DEPTH} levels deep")
             elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
                 depth -= 1
+    except yaml.YAMLError:
+        if _flow_depth(text) > MAX_DEPTH:
+            raise BadInput(file, "", f"YAML nested at most {MAX_DEPTH} levels deep") from None
+        raise
     finally:
         loader.dispose()
 
