@@ -73,10 +73,10 @@ def aggregate(per_seed: Sequence[dict[str, Any]]) -> dict[str, Any]:
         vals = [n[k] for n in nums]
         out[k] = float(np.mean(vals))
         min_max[k] = [float(min(vals)), float(max(vals))]
-    wl = first.get("slo_violation_windows_by_workload")
-    if isinstance(wl, dict):
-        out["slo_violation_windows_by_workload"] = {
-            w: float(np.mean([s["slo_violation_windows_by_workload"].get(w, 0) for s in per_seed])) for w in wl}
+    for key in ("slo_violation_windows_by_workload", "slo_attainment_by_workload"):
+        wl = first.get(key)
+        if isinstance(wl, dict):
+            out[key] = {w: float(np.mean([s[key].get(w, 0) for s in per_seed])) for w in wl}
     out["seeds"] = [s.get("seed") for s in per_seed]
     out["min_max"] = min_max
     out["per_seed"] = list(per_seed)

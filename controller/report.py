@@ -26,6 +26,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from controller.scoring import slo_summary
+
 REQUEST_SET = 10_000  # Dory et al.: R = 10,000 requests per request set
 BIN_S = 10.0  # seconds per request-set bin
 PRE_WINDOW_S = 300.0  # stable reference before a scale-out
@@ -220,6 +222,7 @@ def summarize(run: Any, policy: str, *, seed: int | None = None) -> dict[str, An
         "holds": dict(sorted(holds.items())),
         "slo_latency_ms": sc.slo_latency_ms,
         "slo_interval_s": sc.slo_interval_s,
+        **slo_summary(c.recording(), sc),
         "slo_violation_tenant_windows": int(sum(by_tenant.values())),
         "slo_violation_windows_by_workload": by_tenant,
         "slo_violation_intervals": slo["intervals"],

@@ -84,6 +84,7 @@ class Scenario(_Frozen):
     initial_placement: str = Field("balanced", description="balanced: hot regions spread evenly (MET §6.4: 'manually balanced'); random: HBase's random balancer.")
     slo_latency_ms: float = Field(50.0, gt=0, description="Response-time objective, ms (incr. paper: 50 ms).")
     slo_interval_s: float = Field(2.0, gt=0, description="Averaging window of the SLO score, s (incr. paper: 2 s).")
+    slo_max_failed: float = Field(0.001, ge=0, le=1, allow_inf_nan=False, description="A tenant meets a window only if at most this share of the requests offered in it failed (default 0.1 %).")
     workloads: tuple[Workload, ...] = Field(..., min_length=1)
     data_transfer: str | None = Field(None, description="Overrides simulator.data_transfer (none | incremental | parallel).")
     launches: tuple[ScriptedLaunch, ...] = Field((), description="Nodes the scenario adds by itself at given times (run them with --policy static).")
