@@ -24,6 +24,7 @@ from decision.policy import PolicyConfig
 from decision.protection import excluded_tables, keep_nodes, without_tables
 from decision.reconcile import DENSE_LIMIT, match_optimal
 from decision.sizing import healthy_sizing, size_cluster
+from decision.target_tracking import decide_target_tracking
 from decision.tiramola import decide_tiramola
 
 
@@ -60,6 +61,8 @@ def decide(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: DecisionMemo
 def _decide(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: DecisionMemory) -> Plan:
     if policy.name == "tiramola":
         return decide_tiramola(snapshot, policy, memory)
+    if policy.name == "target-tracking":
+        return decide_target_tracking(snapshot, policy, memory)
     health = assess_health(snapshot.nodes, policy)
     active = [n for n in snapshot.nodes if n.state == "active"]
     if not active or unknown_active(snapshot.nodes):

@@ -1,7 +1,7 @@
 """Policy parameters, selected by name: `met` (MET's Decision Maker, the paper's parameters as
-defaults), `tiramola` (CPU thresholds on a running average, no placement) and `static` (never
-acts). Every default lives here, with its meaning and unit; the config file's `policy:` section
-is this model.
+defaults), `tiramola` (CPU thresholds on a running average, no placement), `target-tracking`
+(mean CPU at a target, HPA-style) and `static` (never acts). Every default lives here, with
+its meaning and unit; the config file's `policy:` section is this model.
 """
 from __future__ import annotations
 
@@ -36,10 +36,12 @@ class PolicyConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: Literal["met", "tiramola", "static"] = Field(
+    name: Literal["met", "tiramola", "target-tracking", "static"] = Field(
         "met", description="Which policy decides: `met` (MET Stages A-D: sizing, placement, "
         "per-node profiles), `tiramola` (add/remove one node on running-average CPU, no placement "
-        "or reconfiguration) or `static` (never acts; a baseline for comparisons).")
+        "or reconfiguration), `target-tracking` (keep mean CPU at target_cpu, the way Kubernetes' "
+        "HPA and AWS target tracking scale; a baseline) or `static` (never acts; a baseline for "
+        "comparisons).")
 
     paper_faithful: bool = Field(
         False, description="`met` only. true: MET's algorithm as the paper writes it (Algorithm 1 "
@@ -266,6 +268,18 @@ class PolicyConfig(BaseModel):
     tiramola_window_s: float = Field(
         300.0, gt=0, description="Length in seconds of tiramola's running average (by the "
         "snapshots' taken_at; the current snapshot always counts).")
+
+    # --- target-tracking (Kubernetes HPA / AWS target tracking) ---------------------------
+    target_cpu: float = Field(
+        0.60, gt=0, le=1, description="target-tracking keeps the active nodes' mean CPU at this: "
+        "desired nodes = ceil(nodes x mean cpu / target_cpu) (HPA's algorithm).")
+    target_tolerance: float = Field(
+        0.10, ge=0, lt=1, description="target-tracking keeps the size while mean cpu / target_cpu "
+        "is within this of 1 (HPA's --horizontal-pod-autoscaler-tolerance, default 0.1).")
+    target_scale_in_window_s: float = Field(
+        300.0, ge=0, allow_inf_nan=False, description="target-tracking scales in only to the "
+        "largest size any decision of this many seconds asked for, one node at a time (HPA's "
+        "scale-down stabilisation window, default 300 s); it scales out at once.")
 
     @model_validator(mode="after")
     def _check_consistent(self) -> PolicyConfig:

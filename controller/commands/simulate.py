@@ -37,7 +37,7 @@ from controller.harness import build_run
 from controller.report import _clean, plot_compare, plot_frontier, write_report
 from simulator.scenario import load_scenario
 
-POLICIES = ("met", "tiramola", "static")
+POLICIES = ("met", "tiramola", "target-tracking", "static")
 
 
 def run_one(config, scenario, policy: str, out: Path, *, seed: int | None, transfer: str | None,

@@ -280,7 +280,7 @@ def test_validate_passes_on_every_shipped_file(capsys, path):
     assert out.startswith(f"ok: {path}: ") and out.count("\n") == 1
 
 
-@pytest.mark.parametrize("name", ["met", "tiramola", "static"])
+@pytest.mark.parametrize("name", ["met", "tiramola", "target-tracking", "static"])
 def test_shipped_policy_configs_select_their_policy(name):
     assert load_config(CONFIGS / f"{name}.yaml").policy.name == name
 

@@ -138,7 +138,7 @@ def test_static_never_acts():
 @given(snapshots(states=("active", "active", "draining", "booting"), max_nodes=6,
                  max_partitions=40),
        st.booleans(), st.integers(1, 8), st.sampled_from([None, 0, 2, 0.5]),
-       st.sampled_from(["met", "tiramola", "static"]), st.booleans())
+       st.sampled_from(["met", "tiramola", "target-tracking", "static"]), st.booleans())
 def test_any_plan_is_consistent(snap, first_done, step, max_moves, name, paper):
     policy = PolicyConfig(name=name, max_moves=max_moves, max_nodes=12, paper_faithful=paper)
     memory = DecisionMemory(step=step, first_decision_done=first_done)
