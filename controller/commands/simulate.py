@@ -32,6 +32,7 @@ from rich.table import Table
 from controller.config import load_config
 from controller.options import SEED
 from controller.errors import BadInput
+from controller.cost import DEFAULT_TARGET, check_target, cost_at_slo, smallest_static, static_over_oracle, spread
 from controller.evaluation import aggregate, frontier_ratio, upper_hull
 from controller.harness import build_run
 from controller.report import _clean, plot_compare, plot_frontier, write_report
@@ -78,6 +79,8 @@ def compare_table(summaries: dict[str, dict[str, Any]]) -> Table:
         return f" ({fmt(r[0])}–{fmt(r[1])})" if r and r[0] != r[1] else ""
 
     rows = [
+        ("SLO attainment (worst tenant)", lambda s, n: f"{s['slo_attainment']:.3f}"
+         + mm(s, "slo_attainment", lambda v: f"{v:.3f}")),
         ("tenant SLO windows (2 s, per workload)", lambda s, n: f"{s['slo_violation_tenant_windows']:.0f}"
          + mm(s, "slo_violation_tenant_windows", lambda v: f"{v:.0f}")),
         ("total operations", lambda s, n: f"{s['total_ops'] / 1e6:.2f} M"
@@ -134,8 +137,13 @@ def check_out_dir(out: Path) -> None:
 @click.option("--seeds", default=None, help="Comma-separated seeds: run each, report mean and min–max (e.g. 1,2,3).")
 @click.option("--frontier", default=None,
               help="Comma-separated cluster sizes: run the static policy at each (the fixed-size frontier), e.g. 4,6,8,12,16,24.")
-def command(scenario_path, policy, compare, out_dir, seed, config_path, transfer, no_plots, seeds, frontier):
+@click.option("--slo-target", default=str(DEFAULT_TARGET), show_default=True,
+              help="With --frontier: the worst-tenant SLO attainment a run must reach to count "
+                   "(smallest static size meeting it, cost ratios), a fraction in (0, 1].")
+def command(scenario_path, policy, compare, out_dir, seed, config_path, transfer, no_plots, seeds, frontier,
+            slo_target):
     """Run a policy on the simulated cluster; write summary.json, a per-second CSV and plots."""
+    target = _target(slo_target)
     config = load_config(config_path)
     scenario = load_scenario(scenario_path or config.simulator.scenario)
     logging.getLogger("metctl").setLevel(logging.WARNING)
@@ -191,8 +199,10 @@ def command(scenario_path, policy, compare, out_dir, seed, config_path, transfer
                                                         summ["total_ops"])
         out.mkdir(parents=True, exist_ok=True)
         front["policies"] = {p: {"per_seed": [{"seed": sd, "node_minutes": s["node_minutes"], "ops": s["total_ops"],
-                                               "frontier_ratio": s["frontier_ratio"]}
+                                               "frontier_ratio": s["frontier_ratio"],
+                                               "slo_attainment": s["slo_attainment"]}
                                               for sd, s in zip(run_seeds, summaries[p])]} for p in names}
+        front.update(_cost_at_slo(front, summaries, results, sizes, run_seeds, target))
         (out / "frontier.json").write_text(json.dumps(_clean(front), indent=2) + "\n")
         if not no_plots:
             plot_frontier(front, out / "frontier.png", scenario.name)
@@ -213,9 +223,73 @@ def command(scenario_path, policy, compare, out_dir, seed, config_path, transfer
     out_console.print(table)
     if front:
         out_console.print("fixed-size frontier (static): " + ", ".join(
-            f"{r['size']} nodes {r['ops'] / 1e6:.2f} M ops / {r['node_minutes']:.0f} node-min"
-            for r in front["sizes"]))
+            f"{r['size']} nodes {r['ops'] / 1e6:.2f} M ops / {r['node_minutes']:.0f} node-min, "
+            f"attainment {r['slo_attainment']:.3f}" for r in front["sizes"]))
+        out_console.print(cost_table(front))
     out_console.print(f"reports in {out}/")
+
+
+def _target(text: str) -> float:
+    try:
+        return check_target(float(text))
+    except ValueError:
+        raise BadInput("--slo-target", "", f"a fraction in (0, 1], e.g. 0.99 (got {text!r})") from None
+
+
+def _cost_at_slo(front, summaries, results, sizes, seeds, target) -> dict[str, Any]:
+    """frontier.json's cost at the SLO: the smallest static size meeting the target per seed,
+    the oracle, and each policy's node-minutes and ratios (controller/cost.py)."""
+    static = {str(sd): smallest_static([(n, results[("size", n, sd)][0]["node_minutes"],
+                                          results[("size", n, sd)][0]["slo_attainment"]) for n in sizes], target)
+              for sd in seeds}
+    oracle = {str(sd): _oracle_of(results, sizes, sd, summaries) for sd in seeds}
+    return {
+        "slo_target": target,
+        "smallest_static_meeting_slo": {"per_seed": static,
+                                        "size": spread([v["size"] if v else None for v in static.values()]),
+                                        "node_minutes": spread([v["node_minutes"] if v else None
+                                                                for v in static.values()])},
+        "oracle_node_minutes": {"per_seed": oracle, **spread(list(oracle.values()))},
+        "smallest_static_over_oracle": static_over_oracle(static, oracle),
+        "cost_at_slo": {p: cost_at_slo([{"seed": sd, **s} for sd, s in zip(seeds, summaries[p])], static, oracle,
+                                       target) for p in summaries},
+    }
+
+
+def _oracle_of(results, sizes, sd, summaries) -> float | None:
+    """The oracle depends on the scenario and seed only: any run of that seed carries it."""
+    for n in sizes:
+        v = results[("size", n, sd)][0].get("oracle_node_minutes")
+        if v is not None:
+            return float(v)
+    return None
+
+
+def cost_table(front: dict[str, Any]) -> Table:
+    """Each policy's node-minutes and attainment beside the smallest SLO-meeting static and the
+    oracle: the ratios count only where the policy meets the target."""
+    target = front["slo_target"]
+    st, oracle = front["smallest_static_meeting_slo"], front["oracle_node_minutes"]
+    t = Table(title=f"cost at the SLO (every tenant in >= {target:.1%} of windows; mean, min–max over seeds)")
+    for c in ("", "attainment", "node-min", "seeds meeting", "/ smallest SLO static", "/ oracle"):
+        t.add_column(c, justify="right" if c else "left")
+
+    def fmt(sp, f="{:.3f}") -> str:
+        if sp["mean"] is None:
+            return "-"
+        rng = f" ({f.format(sp['min'])}–{f.format(sp['max'])})" if sp["min"] != sp["max"] else ""
+        return f.format(sp["mean"]) + rng + (f" [{sp['counted']}/{sp['of']}]" if sp["counted"] < sp["of"] else "")
+
+    size = st["size"]
+    label = (f"static {size['mean']:g}" if size["mean"] is not None and size["min"] == size["max"]
+             else "smallest SLO static")
+    t.add_row(label, "", fmt(st["node_minutes"], "{:.0f}"), "", "1.000" if st["node_minutes"]["mean"] else "-",
+              fmt(front["smallest_static_over_oracle"]))
+    t.add_row("oracle", "", fmt(oracle, "{:.0f}"), "", "", "1.000" if oracle["mean"] else "-")
+    for p, c in front["cost_at_slo"].items():
+        t.add_row(p, fmt(c["slo_attainment"]), fmt(c["node_minutes"], "{:.0f}"), f"{c['meets_slo']}/{len(c['per_seed'])}",
+                  fmt(c["vs_smallest_static"]), fmt(c["vs_oracle"]))
+    return t
 
 
 def _int_list(flag: str, text: str) -> list[int]:
@@ -272,8 +346,11 @@ def _frontier(results, sizes, seeds) -> dict[str, Any]:
         per = [results[("size", n, sd)][0] for sd in seeds]
         rows.append({"size": n, "ops": float(sum(s["total_ops"] for s in per) / len(per)),
                      "node_minutes": float(sum(s["node_minutes"] for s in per) / len(per)),
+                     "slo_attainment": float(sum(s["slo_attainment"] for s in per) / len(per)),
                      "slo_violation_tenant_windows": float(sum(s["slo_violation_tenant_windows"] for s in per) / len(per)),
                      "per_seed": [{"seed": sd, "ops": s["total_ops"], "node_minutes": s["node_minutes"],
+                                   "slo_attainment": s["slo_attainment"],
+                                   "slo_attainment_by_workload": s["slo_attainment_by_workload"],
                                    "slo_violation_tenant_windows": s["slo_violation_tenant_windows"],
                                    "slo_violation_windows_by_workload": s["slo_violation_windows_by_workload"]}
                                   for sd, s in zip(seeds, per)]})

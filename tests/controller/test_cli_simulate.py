@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 
 from controller.cli import main
@@ -128,4 +129,27 @@ def test_simulate_seeds_and_frontier(tmp_path, capsys):
     ratios = [s["frontier_ratio"] for s in comp["static"]["per_seed"]]
     assert all(abs(r - 1.0) < 1e-9 for r in ratios) or front["sizes"][0]["ops"] > static3["ops"]
     assert (out / "frontier.png").read_bytes()[:4] == b"\x89PNG"
-    assert "frontier ratio" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "frontier ratio" in printed and "cost at the SLO" in printed
+    # cost at the SLO: each policy's attainment and node-minutes per seed, the ratio only where
+    # the policy met the target
+    assert front["slo_target"] == 0.99
+    smallest = front["smallest_static_meeting_slo"]["per_seed"]
+    for sd in ("1", "2"):
+        att = {r["size"]: [p["slo_attainment"] for p in r["per_seed"] if str(p["seed"]) == sd][0]
+               for r in front["sizes"]}
+        ok = [n for n, a in att.items() if a >= 0.99]
+        assert (smallest[sd] or {}).get("size") == (min(ok) if ok else None)
+    for p in ("static", "tiramola"):
+        for row in front["cost_at_slo"][p]["per_seed"]:
+            assert (row["vs_smallest_static"] is None) == (not row["meets_slo"] or smallest[str(row["seed"])] is None)
+
+
+@pytest.mark.parametrize("flag,value", [("--slo-target", "1.5"), ("--slo-target", "nan"), ("--slo-target", "x"),
+                                        ("--frontier", "0,4"), ("--frontier", "four")])
+def test_bad_frontier_input_exits_2_naming_the_flag(tmp_path, capsys, flag, value):
+    args = ["simulate", "--scenario", "met-elasticity", "--frontier", "2,3", "--out", str(tmp_path / "o")]
+    args = [a for a in args if a not in ("--frontier", "2,3")] + [flag, value]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and flag in err[0]
