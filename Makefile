@@ -8,7 +8,7 @@ BIN     = $(VENV)/bin
 # cassandra-driver: pure Python (no C extensions to compile on CI's 2 cores; docs/cassandra.md)
 export CASS_DRIVER_NO_EXTENSIONS := 1
 
-.PHONY: run test venv system-deps bench clean demo-hbase chaos-hbase compare-hbase demo-cassandra calibrate-hbase measure-split-hbase
+.PHONY: run test venv system-deps bench evaluate clean demo-hbase chaos-hbase compare-hbase demo-cassandra calibrate-hbase measure-split-hbase
 
 # The core (what `make run` needs): numpy, scipy, pydantic, rich, matplotlib, … — no drivers,
 # no test tools; pip's own progress is shown (a first install takes about a minute).
@@ -37,6 +37,13 @@ test: venv system-deps
 
 bench: venv
 	for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+# The evaluation grid (issue 25): the open-loop scenarios x policies x static sizes x 3 seeds,
+# judged on cost at the SLO; rewrites the generated table in docs/evaluation.md. Runs on every
+# core at low priority; runs already computed by the same code are taken from out/evaluate-cache.
+EVALUATE_ARGS ?=
+evaluate: venv
+	nice -n 10 $(BIN)/python bench/evaluate.py --docs docs/evaluation.md $(EVALUATE_ARGS)
 
 # metctl on a real local HBase cluster: start it, load MET's six YCSB tenants, measure, let
 # metctl act for a few rounds, measure again, report with plots (out/demo-hbase/), stop it.

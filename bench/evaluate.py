@@ -1,0 +1,314 @@
+"""The evaluation grid (issue 25): every scenario x policy x seed, and static clusters of every
+size, judged on cost at the SLO. `make evaluate` runs it and rewrites the table in
+docs/evaluation.md; nothing in that table is typed by hand.
+
+    .venv/bin/python bench/evaluate.py                          # the shipped open-loop scenarios
+    .venv/bin/python bench/evaluate.py --scenarios business-day --seeds 1 --jobs 2
+    .venv/bin/python bench/evaluate.py --policies met --variant mine=my.yaml   # one more policy
+
+Per scenario and seed: the smallest static size whose worst-tenant SLO attainment reaches the
+target (default 0.99) and its node-minutes, the oracle's node-minutes (the smallest size that
+serves each minute's offered load within the SLO at steady state), and for every policy and
+static size its attainment, node-minutes and the two cost ratios, counted only where it meets
+the target (controller/cost.py). Mean (min–max) over seeds.
+
+Runs go `--jobs` at a time (default: every core) in worker processes, with a progress bar and
+an estimate of the time left. Every run's figures are cached under --cache by a hash of the
+scenario file, the policy, its config file, the seed, the size and the code that simulates it,
+so a re-run computes only what changed (static runs do not hash the policy modules they never
+execute: a change to a policy leaves the static frontier cached).
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from controller.cost import (  # noqa: E402
+    DEFAULT_TARGET, check_target, cost_at_slo, smallest_static, spread, static_over_oracle,
+)
+
+# The open-loop scenarios of issue 25 (configs/scenarios/), with the static sizes tried on each.
+OPEN_LOOP = ("business-day", "flash-crowd", "steady-growth", "oltp-day-scan-night",
+             "compressed-week", "tenant-churn")
+DEFAULT_SIZES = (4, 6, 8, 10, 12, 14, 16, 20)
+POLICIES = ("target-tracking", "tiramola", "met-paper", "met")
+PRESETS = {"met-paper": "configs/met-paper.yaml", "target-tracking": "configs/target-tracking.yaml"}
+# Code whose change changes a run's figures: every package the harness runs.
+CODE = ("actuator", "common", "controller", "decision", "monitor", "profiles", "simulator")
+# Policy modules a static run never executes (anything not listed here counts for static too,
+# so a new module is hashed for every run until listed).
+POLICY_ONLY = ("decision/guarded.py", "decision/target_tracking.py", "decision/tiramola.py",
+               "decision/prediction.py", "decision/placement.py", "decision/reconcile.py",
+               "decision/actions.py", "decision/sizing.py")
+BEGIN, END = "<!-- evaluate:begin -->", "<!-- evaluate:end -->"
+
+
+def code_hash(static: bool) -> str:
+    h = hashlib.sha256()
+    for pkg in CODE:
+        for p in sorted((ROOT / pkg).rglob("*")):
+            rel = p.relative_to(ROOT).as_posix()
+            if p.suffix not in (".py", ".yaml") or "__pycache__" in rel or (static and rel in POLICY_ONLY):
+                continue
+            h.update(rel.encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()
+
+
+def job_key(job: dict[str, Any], code: str) -> str:
+    from simulator.scenario import resolve_scenario_path
+    h = hashlib.sha256(code.encode())
+    h.update(resolve_scenario_path(job["scenario"]).read_bytes())
+    if job["config"]:
+        h.update(Path(job["config"]).read_bytes())
+    h.update(json.dumps([job["policy"], job["seed"], job["size"]]).encode())
+    return h.hexdigest()[:24]
+
+
+def run_job(job: dict[str, Any]) -> dict[str, Any]:
+    """One simulated run (size 0: the scenario's own), its figures as the table needs them."""
+    import logging
+
+    from controller.config import load_config
+    from controller.harness import build_run
+    from controller.report import summarize
+    from simulator.scenario import load_scenario
+
+    logging.getLogger("metctl").setLevel(logging.ERROR)
+    sc = load_scenario(job["scenario"])
+    sc = sc.model_copy(update={"seed": job["seed"], **({"initial_nodes": job["size"]} if job["size"] else {})})
+    cfg = load_config(job["config"])
+    name = cfg.policy.name if job["config"] else job["policy"]
+    run = build_run(cfg, sc, policy=name)
+    run.run()
+    s = summarize(run, name, seed=job["seed"])
+    actions = s.get("actions", {})
+    keep = ("node_minutes", "slo_attainment", "slo_attainment_by_workload", "total_ops", "ops_offered",
+            "ops_failed", "max_nodes", "wall_time_s", "oracle_node_minutes")
+    return {**{k: s.get(k) for k in keep}, "moves": int(actions.get("move", 0)),
+            "launches": int(actions.get("launch", 0))}
+
+
+def jobs_for(scenarios, policies, configs, seeds, sizes_of) -> list[dict[str, Any]]:
+    jobs = []
+    for sc in scenarios:
+        for seed in seeds:
+            for n in sizes_of(sc):
+                jobs.append({"scenario": sc, "policy": "static", "config": None, "seed": seed, "size": n})
+            for p in policies:
+                jobs.append({"scenario": sc, "policy": p, "config": configs.get(p), "seed": seed, "size": 0})
+    return jobs
+
+
+def run_grid(jobs: list[dict[str, Any]], cache: Path, workers: int, *, quiet: bool = False) -> tuple[list, int]:
+    """Figures for every job, from the cache or computed `workers` at a time; returns them in
+    job order and how many were computed."""
+    cache.mkdir(parents=True, exist_ok=True)
+    codes = {True: code_hash(True), False: code_hash(False)}
+    keys = [job_key(j, codes[j["policy"] == "static"]) for j in jobs]
+    results: list[dict[str, Any] | None] = []
+    todo = []
+    for i, (j, k) in enumerate(zip(jobs, keys)):
+        f = cache / f"{k}.json"
+        results.append(json.loads(f.read_text()) if f.exists() else None)
+        if results[-1] is None:
+            todo.append(i)
+    # longest first (simulated seconds x nodes as the guess) so the last workers are not idle
+    todo.sort(key=lambda i: -_weight(jobs[i]))
+    bar = Bar(len(todo), quiet=quiet)
+    with ProcessPoolExecutor(max(1, workers)) as pool:
+        running = {pool.submit(run_job, jobs[i]): i for i in todo}
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for fut in done:
+                i = running.pop(fut)
+                results[i] = fut.result()
+                (cache / f"{keys[i]}.json").write_text(json.dumps(results[i]) + "\n")
+                bar.advance(_label(jobs[i]), _weight(jobs[i]))
+    bar.close()
+    return results, len(todo)
+
+
+def _weight(job: dict[str, Any]) -> float:
+    from simulator.scenario import load_scenario
+    sc = load_scenario(job["scenario"])
+    return sc.duration_s * (job["size"] or sc.initial_nodes)
+
+
+def _label(job: dict[str, Any]) -> str:
+    what = f"static {job['size']}" if job["policy"] == "static" else job["policy"]
+    return f"{Path(job['scenario']).stem} / {what} / seed {job['seed']}"
+
+
+class Bar:
+    """A progress bar with the time left (rich on a terminal; one line per run otherwise)."""
+
+    def __init__(self, total: int, quiet: bool = False):
+        self.total, self.done, self.quiet, self.t0 = total, 0, quiet, time.monotonic()
+        self.progress = None
+        if total and not quiet and sys.stderr.isatty():
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+            self.progress = Progress(TextColumn("evaluate"), BarColumn(), MofNCompleteColumn(),
+                                     TextColumn("left"), TimeRemainingColumn(), TextColumn("{task.description}"))
+            self.progress.start()
+            self.task = self.progress.add_task("", total=total)
+
+    def advance(self, label: str, weight: float) -> None:
+        self.done += 1
+        if self.progress is not None:
+            self.progress.update(self.task, advance=1, description=label)
+        elif not self.quiet:
+            spent = time.monotonic() - self.t0
+            left = spent / self.done * (self.total - self.done)
+            print(f"evaluate: {self.done}/{self.total} {label} ({spent:.0f} s, ~{left:.0f} s left)",
+                  file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+
+def judge(jobs, results, scenarios, policies, seeds, target) -> dict[str, Any]:
+    """Per scenario: the smallest SLO-meeting static and the oracle per seed, and every policy's
+    (and static size's) cost at the SLO."""
+    by = {(j["scenario"], j["policy"], j["seed"], j["size"]): r for j, r in zip(jobs, results)}
+    table: dict[str, Any] = {}
+    for sc in scenarios:
+        sizes = sorted({j["size"] for j in jobs if j["scenario"] == sc and j["policy"] == "static"})
+        static = {str(s): smallest_static([(n, by[(sc, "static", s, n)]["node_minutes"],
+                                            by[(sc, "static", s, n)]["slo_attainment"]) for n in sizes], target)
+                  for s in seeds}
+        oracle = {str(s): next((by[(sc, "static", s, n)]["oracle_node_minutes"] for n in sizes
+                                if by[(sc, "static", s, n)].get("oracle_node_minutes") is not None), None)
+                  for s in seeds}
+        rows = {}
+        for name, key in [(f"static {n}", ("static", n)) for n in sizes] + [(p, (p, 0)) for p in policies]:
+            runs = [{"seed": s, **by[(sc, key[0], s, key[1])]} for s in seeds]
+            rows[name] = {"runs": runs, **cost_at_slo(runs, static, oracle, target)}
+        table[Path(sc).stem] = {
+            "smallest_static_meeting_slo": static, "oracle_node_minutes": oracle,
+            "smallest_static_over_oracle": static_over_oracle(static, oracle),
+            "static_size": spread([v["size"] if v else None for v in static.values()]),
+            "static_node_minutes": spread([v["node_minutes"] if v else None for v in static.values()]),
+            "oracle": spread(list(oracle.values())), "rows": rows}
+    return table
+
+
+def _fmt(sp: dict[str, Any], f: str = "{:.3f}") -> str:
+    if sp["mean"] is None:
+        return "–"
+    s = f.format(sp["mean"])
+    if sp["min"] != sp["max"]:
+        s += f" ({f.format(sp['min'])}–{f.format(sp['max'])})"
+    if sp["counted"] < sp["of"]:
+        s += f" [{sp['counted']}/{sp['of']}]"
+    return s
+
+
+def markdown(table: dict[str, Any], target: float, seeds: list[int]) -> str:
+    lines = [f"Target: every tenant within its SLO in >= {target:.0%} of windows. Mean (min–max) over "
+             f"seeds {', '.join(map(str, seeds))}; a cost ratio counts only for seeds where the run meets the "
+             "target ([k/n]: on k of n seeds; – : on none).", "",
+             "| scenario | policy | attainment | node-min | cost vs smallest SLO static | cost vs oracle |",
+             "|---|---|---|---|---|---|"]
+    for sc, t in table.items():
+        for name, r in t["rows"].items():
+            lines.append(f"| {sc} | {name} | {_fmt(r['slo_attainment'])} | {_fmt(r['node_minutes'], '{:.0f}')} | "
+                         f"{_fmt(r['vs_smallest_static'])} | {_fmt(r['vs_oracle'])} |")
+    lines += ["", "| scenario | smallest static meeting the SLO (nodes) | its node-min | oracle node-min | "
+              "smallest SLO static / oracle |", "|---|---|---|---|---|"]
+    for sc, t in table.items():
+        lines.append(f"| {sc} | {_fmt(t['static_size'], '{:.0f}')} | {_fmt(t['static_node_minutes'], '{:.0f}')} | "
+                     f"{_fmt(t['oracle'], '{:.0f}')} | {_fmt(t['smallest_static_over_oracle'])} |")
+    return "\n".join(lines)
+
+
+def write_docs(path: Path, text: str) -> None:
+    """Replace the generated block of a Markdown file (between the evaluate markers)."""
+    doc = path.read_text()
+    if BEGIN not in doc or END not in doc:
+        raise SystemExit(f"evaluate: {path}: no {BEGIN} ... {END} block to rewrite")
+    head, rest = doc.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    path.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}")
+
+
+def _list(ap, flag: str, text: str, cast=str) -> list:
+    try:
+        vals = [cast(x.strip()) for x in text.split(",") if x.strip()]
+    except ValueError:
+        vals = []
+    if not vals or (cast is int and min(vals) < 1):
+        ap.error(f"{flag}: expected comma-separated {'integers >= 1' if cast is int else 'names'}, got {text!r}")
+    return list(dict.fromkeys(vals))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scenarios", default=",".join(OPEN_LOOP), help="names in configs/scenarios/ or paths")
+    ap.add_argument("--policies", default=",".join(POLICIES), help="besides static at every size")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME=CONFIG",
+                    help="one more policy: a config file's policy under NAME (repeatable)")
+    ap.add_argument("--seeds", default="1,2,3")
+    ap.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)), help="static sizes tried")
+    ap.add_argument("--slo-target", default=str(DEFAULT_TARGET))
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="runs at a time (default: every core)")
+    ap.add_argument("--cache", default="out/evaluate-cache")
+    ap.add_argument("--out", default="out/evaluate.json")
+    ap.add_argument("--docs", default=None, help="a Markdown file whose evaluate block to rewrite")
+    ap.add_argument("--quiet", action="store_true")
+    a = ap.parse_args(argv)
+    scenarios = _list(ap, "--scenarios", a.scenarios)
+    policies = _list(ap, "--policies", a.policies)
+    seeds = _list(ap, "--seeds", a.seeds, int)
+    sizes = _list(ap, "--sizes", a.sizes, int)
+    try:
+        target = check_target(float(a.slo_target))
+    except ValueError:
+        ap.error(f"--slo-target: expected a fraction in (0, 1], got {a.slo_target!r}")
+    if a.jobs < 1:
+        ap.error(f"--jobs: expected an integer >= 1, got {a.jobs}")
+    configs = {p: str(ROOT / c) for p, c in PRESETS.items()}
+    for v in a.variant:
+        name, _, path = v.partition("=")
+        if not name or not path or not Path(path).is_file():
+            ap.error(f"--variant {v!r}: expected NAME=CONFIG with an existing file")
+        configs[name] = path
+        policies.append(name)
+    from common.errors import BadInput
+    from simulator.scenario import load_scenario
+    try:
+        for sc in scenarios:
+            load_scenario(sc)
+    except BadInput as err:
+        print(f"evaluate: {err}", file=sys.stderr)
+        return 2
+    t0 = time.monotonic()
+    jobs = jobs_for(scenarios, policies, configs, seeds, lambda sc: sizes)
+    results, computed = run_grid(jobs, Path(a.cache), a.jobs, quiet=a.quiet)
+    table = judge(jobs, results, scenarios, policies, seeds, target)
+    text = markdown(table, target, seeds)
+    took = time.monotonic() - t0
+    out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"slo_target": target, "seeds": seeds, "scenarios": table,
+                               "runs": len(jobs), "computed": computed, "wall_s": took}, indent=2) + "\n")
+    if a.docs:
+        write_docs(Path(a.docs), text)
+    print(text)
+    print(f"\n{len(jobs)} runs, {computed} computed, {len(jobs) - computed} from the cache, {took:.0f} s; "
+          f"figures in {out}" + (f"; table written into {a.docs}" if a.docs else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
