@@ -38,6 +38,7 @@ from controller.config import load_config
 from controller.errors import BadInput
 from controller.loop import HoldCause, LoopObserver
 from controller.report import write_report
+from controller.snapshot_archive import DEFAULT_KEEP
 from simulator.adapters import SimClock
 
 DEMO_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "demo.yaml"
@@ -124,11 +125,35 @@ def _status_line(run) -> str:
 @click.option("--api", "api", default=None, metavar="HOST:PORT",
               help="Serve the HTTP API here (default: control.api_address; 'off': none).")
 @click.option("--observe", is_flag=True,
-              help="Observe only: decide and explain, never act (control.mode: observe).")
-def command(config_path, once, out_dir, api, observe):
+              help="Observe only: decide and explain, never act (control.mode: observe). Keeps "
+                   "every decision's snapshot (see --snapshots).")
+@click.option("--snapshots", "snapshots_dir", type=click.Path(file_okay=False), default=None,
+              help="Keep every decision's snapshot in this directory (default with --observe: "
+                   "snapshots/ beside executor.journal_path); `metctl scenario from-snapshots` "
+                   "replays them.")
+@click.option("--keep-snapshots", type=click.IntRange(min=1), default=DEFAULT_KEEP, show_default=True,
+              help="At most this many snapshots are kept; the oldest go first.")
+def command(config_path, once, out_dir, api, observe, snapshots_dir, keep_snapshots):
     """Run the control loop (default: MET on the simulated demo cluster)."""
     with _sigterm_as_interrupt():
-        _command(config_path, once, out_dir, api, observe)
+        _command(config_path, once, out_dir, api, observe, snapshots_dir, keep_snapshots)
+
+
+def _archive_observers(config: Any, observe: bool, directory: str | None, keep: int) -> list[Any]:
+    """The observer that keeps decision snapshots, when asked for or observing."""
+    if directory is None and not observe:
+        return []
+    from controller.snapshot_archive import ArchiveObserver, SnapshotArchive
+
+    if directory is None:
+        journal = str(config.executor.journal_path)
+        base = Path(journal).parent if journal != ":memory:" and not journal.startswith("file:") else Path(".")
+        directory = str(base / "snapshots")
+    try:
+        return [ArchiveObserver(SnapshotArchive(directory, keep))]
+    except OSError as err:
+        raise BadInput(directory, "--snapshots", f"a directory metctl can create and write "
+                       f"({err.strerror or type(err).__name__})") from None
 
 
 @contextlib.contextmanager
@@ -150,13 +175,14 @@ def _sigterm_as_interrupt():
         signal.signal(signal.SIGTERM, previous)
 
 
-def _command(config_path, once, out_dir, api, observe):
+def _command(config_path, once, out_dir, api, observe, snapshots_dir=None, keep_snapshots=DEFAULT_KEEP):
     from controller.control_plane import with_control_overrides
 
     path = config_path or str(DEMO_CONFIG)
     config = with_control_overrides(load_config(path), api=api, observe=observe)
+    keepers = _archive_observers(config, observe, snapshots_dir, keep_snapshots)
     if config.infrastructure.driver != "sim" or config.datastore.driver != "sim":
-        run_live(config, path, once)
+        run_live(config, path, once, keepers)
         return
     from controller.production import Production
     from controller.harness import build_run
@@ -165,7 +191,7 @@ def _command(config_path, once, out_dir, api, observe):
     console = Console()
     view = LiveView()
     speed = 0.0 if once else config.simulator.run_speed
-    run = build_run(config, config.simulator.scenario, observers=[view, *prod.observers],
+    run = build_run(config, config.simulator.scenario, observers=[view, *prod.observers, *keepers],
                     memory_path=config.loop.memory_path, wrap_sources=prod.watch,
                     wrap_executor=prod.fence, wrap_drivers=prod.fence_drivers, may_act=prod.may_act,
                     clock=lambda cluster: PacedSimClock(cluster, speed))
@@ -371,7 +397,7 @@ def _open_cassandra(config: Any, path: str, journal_path: Path) -> tuple[Any, li
     return driver, sources, lambda: driver.close(wait=False)
 
 
-def run_live(config: Any, path: str, once: bool) -> None:
+def run_live(config: Any, path: str, once: bool, keepers: list[Any] = ()) -> None:
     """The daemon on a real cluster (see the module docstring)."""
     check_live_config(config, path)
     from actuator.executor import Executor
@@ -400,7 +426,7 @@ def run_live(config: Any, path: str, once: bool) -> None:
                             Journal(config.executor.journal_path))
         loop = ControlLoop(collector, prod.fence(executor), config.policy, config.loop, clock,
                            memory=MemoryStore(config.loop.memory_path),
-                           observers=[LiveLines(console), *prod.observers], may_act=prod.may_act)
+                           observers=[LiveLines(console), *prod.observers, *keepers], may_act=prod.may_act)
         plane = _control_plane(config, prod, loop)
         prod.start()
         try:

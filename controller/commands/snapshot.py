@@ -23,6 +23,7 @@ from rich.table import Table
 from controller.options import FiniteFloat
 from controller.config import load_config
 from controller.errors import BadInput
+from controller.snapshot_archive import DEFAULT_KEEP, SnapshotArchive
 from controller.snapshot_io import dump_snapshot
 from decision.model import ClusterSnapshot
 from monitor.collector import Collector
@@ -115,9 +116,30 @@ def snapshot_table(snapshot: ClusterSnapshot, verdict: tuple[bool, str]) -> list
 @click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json",
               show_default=True, help="`json` is the ClusterSnapshot contract (`metctl plan "
                                       "--snapshot` reads it back).")
+@click.option("--every", type=FiniteFloat(0.001, 86400.0 * 7), default=None, metavar="S",
+              help="Take a snapshot every S seconds until interrupted (or --count) and keep each "
+                   "in --keep-dir instead of printing it; `metctl scenario from-snapshots` "
+                   "replays them.")
+@click.option("--count", type=click.IntRange(min=1), default=None,
+              help="With --every: stop after this many snapshots.")
+@click.option("--keep-dir", type=click.Path(file_okay=False), default="metctl-state/snapshots",
+              show_default=True, help="With --every: where the snapshots are kept.")
+@click.option("--keep-snapshots", type=click.IntRange(min=1), default=DEFAULT_KEEP, show_default=True,
+              help="With --every: at most this many snapshots are kept; the oldest go first.")
 def command(config_file: str | None, ganglia: tuple[str, ...], prometheus: str | None,
-            hbase_jmx: tuple[str, ...], samples: int, interval: float, fmt: str) -> None:
+            hbase_jmx: tuple[str, ...], samples: int, interval: float, fmt: str,
+            every: float | None = None, count: int | None = None, keep_dir: str = "metctl-state/snapshots",
+            keep_snapshots: int = DEFAULT_KEEP) -> None:
     """Collect from live sources and print the ClusterSnapshot metctl sees."""
+    if count is not None and every is None:
+        raise BadInput("command line", "--count", "only with --every S")
+    archive = None
+    if every is not None:
+        try:
+            archive = SnapshotArchive(keep_dir, keep_snapshots)
+        except OSError as err:
+            raise BadInput(keep_dir, "--keep-dir", f"a directory metctl can create and write "
+                           f"({err.strerror or type(err).__name__})") from None
     config = load_config(config_file)
     cassandra = config.datastore.driver == "cassandra"
     if cassandra and hbase_jmx:
@@ -131,7 +153,11 @@ def command(config_file: str | None, ganglia: tuple[str, ...], prometheus: str |
     else:
         sources = live_sources(settings)
     try:
-        _collect(sources, settings, samples, interval, fmt, per_partition=cassandra or bool(settings.hbase_jmx_urls))
+        if archive is not None:
+            _keep_every(sources, settings, samples, interval, every, count, archive)
+        else:
+            _collect(sources, settings, samples, interval, fmt,
+                     per_partition=cassandra or bool(settings.hbase_jmx_urls))
     finally:
         if store is not None:
             store.close()
@@ -153,6 +179,33 @@ def _cassandra_sources(config: Any, settings: MonitorSettings, path: str) -> tup
     store = open_cassandra(config, path, Path(config.executor.journal_path).parent)
     return store, cassandra_sources(settings, store.session, store, keyspaces=cs.keyspaces,
                                     timeout_s=cs.query_timeout_s)
+
+
+def _keep_every(sources: list[Any], settings: MonitorSettings, samples: int, interval: float,
+                every: float, count: int | None, archive: SnapshotArchive) -> None:
+    """One collector polled for the whole series (rates from consecutive samples, smoothed as
+    the daemon smooths them); a snapshot every `every` seconds, kept in the archive."""
+    err = Console(stderr=True)
+    collector = Collector(sources, settings)
+    taken = 0
+    start = time.monotonic()
+    try:
+        while count is None or taken < count:
+            for i in range(samples):
+                collector.poll(time.time())
+                if i + 1 < samples:
+                    time.sleep(interval)
+            snapshot = collector.snapshot(time.time())
+            path = archive.add(snapshot)
+            taken += 1
+            ok, why = collector.complete_enough(snapshot)
+            err.print(f"snapshot {taken}: {len(snapshot.nodes)} nodes, {len(snapshot.partitions)} partitions"
+                      f"{'' if ok else ' (incomplete: ' + why + ')'} -> {path}", highlight=False)
+            if count is not None and taken >= count:
+                break
+            time.sleep(max(0.0, start + taken * every - time.monotonic()))
+    except KeyboardInterrupt:
+        err.print(f"interrupted: {taken} snapshots kept in {archive.directory}")
 
 
 def _collect(sources: list[Any], settings: MonitorSettings, samples: int, interval: float, fmt: str,
