@@ -16,10 +16,10 @@ from the connection's start until a request is complete — and a deadline on th
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import logging
 import secrets
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -30,6 +30,8 @@ from typing import Any
 from pydantic import (BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr,
                       field_validator)
 
+from controller.api_guard import (Guard, OPERATOR, TokenBucket, is_loopback, query_int,
+                                  read_json)
 from controller.control import (ControlSettings, ControlState, MaintenanceWindow, Pause, Pin,
                                 Protection, check_zone)
 from controller.errors import BadInput
@@ -121,7 +123,8 @@ class ApiServer:
         self._thread: threading.Thread | None = None
         self._started = threading.Event()
         self.native_id: int | None = None  # the server thread's id (bench: its CPU time)
-        self._budget = TokenBucket(settings.max_requests_per_s)
+        self.guard = Guard(settings, token, settings.bind()[0])
+        self._typed: dict[str, None] = {}  # operators' free text seen, oldest first (bounded)
         self._start_error: BaseException | None = None
 
     # ---- lifecycle ---------------------------------------------------------------------
@@ -133,7 +136,15 @@ class ApiServer:
         if self._start_error is not None:
             raise self._start_error
         assert self.address is not None
-        log.info("HTTP API on http://%s:%d/v1/", *self.address, extra={"event": "api.serving"})
+        host, port = self.address
+        scheme = "https" if self.settings.tls_cert_file else "http"
+        shown = f"[{host}]" if ":" in host else host
+        log.info("HTTP API on %s://%s:%d/v1/", scheme, shown, port, extra={"event": "api.serving"})
+        if not self.settings.tls_cert_file and not is_loopback(host):
+            log.warning("the HTTP API listens on %s:%d, beyond loopback, WITHOUT TLS: the bearer "
+                        "token and every request cross the network in clear text; set "
+                        "control.tls_cert_file and control.tls_key_file, or bind 127.0.0.1",
+                        host, port, extra={"event": "api.exposed_without_tls"})
         return self.address
 
     def _serve(self) -> None:
@@ -145,8 +156,10 @@ class ApiServer:
             loop.run_until_complete(self._start_site())
         except BaseException as err:  # noqa: BLE001 — reported to start()
             self._start_error = err
-            self._started.set()
+            if self._runner is not None:
+                loop.run_until_complete(self._runner.cleanup())
             loop.close()
+            self._started.set()
             return
         self._started.set()
         try:
@@ -159,7 +172,7 @@ class ApiServer:
         from aiohttp import web
 
         app = web.Application(client_max_size=self.settings.max_body_bytes,
-                              middlewares=[self._middleware()])
+                              middlewares=[self.guard.middleware()])
         r = app.router
         r.add_get("/v1/status", self.get_status)
         r.add_get("/v1/decisions", self.get_decisions)
@@ -178,13 +191,30 @@ class ApiServer:
                                      keepalive_timeout=self.settings.request_timeout_s)
         await self._runner.setup()
         host, port = self.settings.bind()
-        site = web.TCPSite(self._runner, host, port, reuse_address=True)
+        site = web.TCPSite(self._runner, host, port, reuse_address=True,
+                           ssl_context=self._tls())
         await site.start()
         sock = site._server.sockets[0]  # noqa: SLF001 — the port actually bound (port 0)
         self.address = (host, sock.getsockname()[1])
 
+    def _tls(self) -> ssl.SSLContext | None:
+        """The server's TLS context from control.tls_cert_file / tls_key_file (None: plain)."""
+        cert, key = self.settings.tls_cert_file, self.settings.tls_key_file
+        if not cert:
+            return None
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        try:
+            context.load_cert_chain(cert, key)
+        except (OSError, ssl.SSLError) as err:
+            why = getattr(err, "strerror", None) or getattr(err, "reason", None) or type(err).__name__
+            raise BadInput(str(cert), "control.tls_cert_file",
+                           f"a readable PEM certificate whose key is control.tls_key_file "
+                           f"({why})") from None
+        return context
+
     def close(self) -> None:
-        if self._loop is not None and self._thread is not None:
+        if self._loop is not None and self._thread is not None and not self._loop.is_closed():
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(10)
             self._thread = None
@@ -198,61 +228,10 @@ class ApiServer:
     def _error(self, status: int, message: str) -> Any:
         return self._json({"error": message}, status)
 
-    def _authorized(self, request: Any) -> bool:
-        header = request.headers.get("Authorization", "")
-        scheme, _, given = header.partition(" ")
-        return (self.token is not None and scheme.lower() == "bearer"
-                and hmac.compare_digest(given.strip().encode(), self.token.encode()))
-
-    def _middleware(self) -> Any:
-        from aiohttp import web
-
-        @web.middleware
-        async def guard(request: Any, handler: Any) -> Any:
-            return await self._guard(request, handler)
-        return guard
-
-    async def _guard(self, request: Any, handler: Any) -> Any:
-        """Rate first (wait for a turn), auth, then every failure is a JSON error of one line."""
-        from aiohttp import web
-
-        wait = self._budget.take(time.monotonic())
-        if wait > 0:
-            await asyncio.sleep(wait)
-
-        mutating = request.method not in ("GET", "HEAD") and request.path != "/v1/plan"
-        if (mutating or self.settings.read_requires_token) and not self._authorized(request):
-            return self._error(401, "a valid bearer token is required "
-                               f"(Authorization: Bearer <the token in {self.settings.token_file}>)")
-        try:
-            return await handler(request)
-        except BadInput as err:
-            return self._error(400, err.line())
-        except web.HTTPException as err:
-            if err.status >= 400:
-                return self._error(err.status, err.reason)
-            raise
-        except _ClientTooSlow:
-            return self._error(408, f"request body not received within "
-                               f"{self.settings.request_timeout_s:g} s")
-        except Exception as err:  # noqa: BLE001 — a bad request never stops the server
-            log.exception("API %s %s failed", request.method, request.path)
-            return self._error(500, f"{type(err).__name__}: {err}")
-
     async def _body(self, request: Any, model: type[BaseModel]) -> Any:
         from controller.config import parse_model
 
-        try:
-            raw = await asyncio.wait_for(request.read(), self.settings.request_timeout_s)
-        except asyncio.TimeoutError:
-            raise _ClientTooSlow() from None
-        if not raw.strip():
-            data: Any = {}
-        else:
-            try:
-                data = json.loads(raw, parse_constant=_no_constant)
-            except (ValueError, UnicodeDecodeError) as err:
-                raise BadInput("request body", "", f"JSON ({err})") from None
+        data = await read_json(request, self.settings.request_timeout_s)
         return parse_model(model, data, "request body")
 
     def _change(self, fn: Callable[[ControlState], ControlState]) -> ControlState:
@@ -291,14 +270,30 @@ class ApiServer:
         }
 
     async def get_status(self, request: Any) -> Any:
-        return self._json(self.status_doc())
+        return self._json(self._shown(request, self.status_doc()))
 
     async def get_decisions(self, request: Any) -> Any:
-        raw = request.query.get("limit", "20")
-        if not raw.isdigit() or int(raw) < 1:
-            raise BadInput("query", "limit", f"a whole number >= 1, got {raw[:20]!r}")
+        limit = query_int(request, "limit", 20, 1, 1_000_000)
         items = self.live.copy()["decisions"]
-        return self._json({"decisions": items[-int(raw):][::-1]})
+        return self._json(self._shown(request, {"decisions": items[-limit:][::-1]}))
+
+    def _shown(self, request: Any, doc: dict[str, Any]) -> dict[str, Any]:
+        """`doc` as the caller may see it: in full for an operator; for an open read, without
+        the free text operators typed (reasons, who), which may name people, tickets or
+        worse, in its fields and in the hold words quoting it."""
+        if request.get(OPERATOR):
+            return doc
+        state: ControlState = self.store.state
+        typed = [state.pause.reason, state.pause.by] if state.pause else []
+        typed += [state.pin.by] if state.pin else []
+        for p in state.protected.values():
+            typed += [p.reason, p.by]
+        typed += [state.windows.by] if state.windows else []
+        # texts of controls since lifted still sit in the decisions' hold words
+        self._typed.update(dict.fromkeys(t for t in typed if len(t) >= 3))
+        while len(self._typed) > 256:
+            self._typed.pop(next(iter(self._typed)))
+        return _masked(doc, sorted(self._typed, key=len, reverse=True))
 
     async def post_plan(self, request: Any) -> Any:
         if self.dry_run is None:
@@ -365,28 +360,27 @@ class ApiServer:
         return self._json(self.status_doc())
 
 
-class TokenBucket:
-    """`rate` turns a second, up to `rate` at once; `take(now)` books the next turn and returns
-    how long to wait for it (0: now). Only the server's event-loop thread calls it."""
-
-    def __init__(self, rate: float):
-        self.rate, self.capacity = rate, max(1.0, rate)
-        self.tokens, self.at = self.capacity, None
-
-    def take(self, now: float) -> float:
-        if self.at is not None:
-            self.tokens = min(self.capacity, self.tokens + (now - self.at) * self.rate)
-        self.at = now
-        self.tokens -= 1.0
-        return 0.0 if self.tokens >= 0 else -self.tokens / self.rate
+_TYPED_FIELDS = ("reason", "by")
 
 
-class _ClientTooSlow(Exception):
-    pass
+def _masked(doc: Any, typed: list[str], key: str = "") -> Any:
+    """`doc` with the operators' free text replaced by ***: the `reason` and `by` of pause, pin,
+    protections and windows, and every occurrence of those texts elsewhere (hold words)."""
+    from common.redact import MASK
 
-
-def _no_constant(name: str) -> float:
-    raise ValueError(f"{name} is not a JSON number")
+    if isinstance(doc, dict):
+        operator_entry = key in ("pause", "pinned", "protected_node")
+        return {k: (MASK if operator_entry and k in _TYPED_FIELDS and v else
+                    _masked(v, typed, "protected_node" if key == "protected" else k))
+                for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [_masked(v, typed, key) for v in doc]
+    if isinstance(doc, str):
+        for text in typed:
+            if text in doc:
+                doc = doc.replace(text, MASK)
+        return doc
+    return doc
 
 
 def _peer(request: Any) -> str:
@@ -398,4 +392,5 @@ def _asdict(obj: Any) -> dict[str, Any] | None:
     return asdict(obj) if obj is not None else None
 
 
-__all__ = ["ApiServer", "ensure_token", "read_token", "PauseBody", "SizeBody", "ProtectBody"]
+__all__ = ["ApiServer", "ensure_token", "read_token", "PauseBody", "SizeBody", "ProtectBody",
+           "TokenBucket"]

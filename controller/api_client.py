@@ -35,8 +35,10 @@ def api_options(fn: Any) -> Any:
 
 
 class ApiClient:
-    def __init__(self, base: str, token: str | None, token_file: str, timeout_s: float = 10.0):
+    def __init__(self, base: str, token: str | None, token_file: str, timeout_s: float = 10.0,
+                 verify: str | bool = True):
         self.base, self.token, self.token_file, self.timeout_s = base.rstrip("/"), token, token_file, timeout_s
+        self.verify = verify  # requests' verify: True (the system's CAs) or a CA file
 
     @classmethod
     def from_options(cls, config_path: str | None, api: str | None,
@@ -50,11 +52,12 @@ class ApiClient:
                 raise BadInput(config_path or "(default config)", "control.api_address",
                                "an API address (or pass --api URL)")
             host, port = control.bind()
-            api = f"http://{host}:{port}"
+            scheme = "https" if control.tls_cert_file else "http"
+            api = f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
         if not re.match(r"^https?://[^/\s]+", api):
             raise BadInput("--api", "", f"a URL such as http://127.0.0.1:9465, got {api!r}")
         path = token_file or control.token_file
-        return cls(api, read_token(path), path)
+        return cls(api, read_token(path), path, verify=control.tls_ca_file or True)
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         import requests
@@ -62,7 +65,10 @@ class ApiClient:
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
         try:
             r = requests.request(method, self.base + path, json=body, headers=headers,
-                                 timeout=self.timeout_s)
+                                 timeout=self.timeout_s, verify=self.verify)
+        except requests.exceptions.SSLError:
+            raise ApiUnreachable(f"the metctl API at {self.base} did not present a certificate "
+                                 "this CLI trusts (control.tls_ca_file)") from None
         except requests.RequestException as err:
             raise ApiUnreachable(f"the metctl API at {self.base} is unreachable "
                                  f"({type(err).__name__}); is `metctl run` serving it?") from None

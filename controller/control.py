@@ -100,6 +100,34 @@ class ControlSettings(BaseModel):
         "cannot take the interpreter from the control loop.")
     decisions_kept: int = Field(
         200, ge=1, description="Decisions and holds `GET /v1/decisions` can return.")
+    tls_cert_file: str | None = Field(
+        None, description="PEM certificate (chain) the API serves HTTPS with; needs "
+        "tls_key_file. Without it the API speaks plain HTTP, and binding beyond loopback logs "
+        "a warning.")
+    tls_key_file: str | None = Field(
+        None, description="PEM private key of tls_cert_file (keep it 0600).")
+    tls_ca_file: str | None = Field(
+        None, description="What the CLI (pause, pin, explain, …) verifies an `https://` API "
+        "with: a CA bundle, or the server's own certificate when it is self-signed. None: the "
+        "system's CAs.")
+    allowed_hosts: tuple[str, ...] = Field(
+        (), description="Names clients may reach the API by (the Host header), besides the "
+        "bound address, `localhost` and IP literals; others get 421 (DNS rebinding).")
+
+    @model_validator(mode="after")
+    def _tls_pair(self) -> ControlSettings:
+        if bool(self.tls_cert_file) != bool(self.tls_key_file):
+            raise ValueError("tls_cert_file and tls_key_file together (a certificate and its "
+                             "key), or neither")
+        return self
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for name in value:
+            if not name or len(name) > 253 or any(c in name for c in "/:@ \t"):
+                raise ValueError(f"host names without port, scheme or path, got {name[:60]!r}")
+        return value
 
     @field_validator("api_address")
     @classmethod

@@ -123,6 +123,24 @@ def test_containerfile_builds_the_distribution_and_runs_metctl_unprivileged():
     assert set(extras.split("=", 1)[1].split(",")) <= set(project()["optional-dependencies"])
 
 
+def test_the_container_image_publishes_the_control_api_port_too():
+    """Issue 24, network exposure: the image published only 9464 (Prometheus), so the control
+    API was unreachable from the host."""
+    from controller.control import ControlSettings
+    from controller.telemetry import TelemetrySettings
+
+    text = (ROOT / "deploy/container/Containerfile").read_text()
+    exposed = {int(p) for line in text.splitlines() if line.startswith("EXPOSE ")
+               for p in line.split()[1:]}
+    api_port = ControlSettings().bind()[1]
+    metrics_port = int(TelemetrySettings().prometheus_address.rsplit(":", 1)[1])
+    assert {api_port, metrics_port} <= exposed
+    # and the comment tells how to reach it: published, bound beyond the container's
+    # loopback, with TLS
+    assert f":{api_port}:{api_port}" in text and f"control.api_address: 0.0.0.0:{api_port}" in text
+    assert "control.tls_cert_file" in text
+
+
 def test_containerfile_copies_every_package_the_distribution_ships():
     find = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
         "packages"]["find"]["include"]
