@@ -120,6 +120,7 @@ def slo_summary(recording: Any, scenario: Any) -> dict[str, Any]:
         "slo_max_failed": max_failed,
         "slo_p99_source": steps.p99_source,
         "ops_offered": float(steps.offered.sum()),
+        "ops_offered_by_workload": {w: float(v) for w, v in zip(steps.workloads, steps.offered.sum(axis=0))},
         "ops_failed": float(steps.failed.sum()),
     }
 
