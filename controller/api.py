@@ -113,8 +113,13 @@ class ApiServer:
     def __init__(self, settings: ControlSettings, store: Any, live: Any, *,
                  token: str | None, leadership: Any = None, gate: Any = None,
                  dry_run: Callable[[], dict[str, Any] | None] | None = None,
-                 identity: str = "", wall_clock: Callable[[], float] = time.time):
+                 identity: str = "", wall_clock: Callable[[], float] = time.time,
+                 events: Any = None, routes: tuple[Callable[[Any, Any], None], ...] = (),
+                 webhooks: Any = None):
         self.settings, self.store, self.live = settings, store, live
+        # controller.events.EventStore: operator commands are recorded there; `routes` add
+        # more handlers (events, the console) behind the same middleware
+        self.events, self.routes, self.webhooks = events, routes, webhooks
         self.token, self.leadership, self.gate = token, leadership, gate
         self.dry_run, self.identity, self.wall = dry_run, identity, wall_clock
         self.address: tuple[str, int] | None = None
@@ -185,9 +190,13 @@ class ApiServer:
         r.add_put("/v1/windows", self.put_windows)
         r.add_delete("/v1/windows", self.delete_windows)
         r.add_post("/v1/plan", self.post_plan)
+        for add in self.routes:
+            add(app, self)
         # keepalive_timeout: aiohttp arms it when a connection opens and re-arms it after each
         # response; it is what closes a client that dribbles its headers.
+        # shutdown_timeout: open event streams end at shutdown (on_shutdown); never wait long
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
+                                     shutdown_timeout=2.0,
                                      keepalive_timeout=self.settings.request_timeout_s)
         await self._runner.setup()
         host, port = self.settings.bind()
@@ -242,6 +251,11 @@ class ApiServer:
             from aiohttp import web
             raise web.HTTPServiceUnavailable(reason=str(err)) from err
 
+    def _command(self, subject: str, by: str, reason: str, **details: Any) -> None:
+        """An operator's change, accepted and stored: one `command` event."""
+        if self.events is not None:
+            self.events.append("command", subject, reason, "accepted", by=by, **details)
+
     async def _in_thread(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
 
@@ -266,6 +280,7 @@ class ApiServer:
             "last_snapshot_unix_s": live["last_snapshot_unix_s"],
             "last_decision": last,
             "plan_in_flight": live["plan_in_flight"],
+            "webhooks": self.webhooks.counts() if self.webhooks is not None else [],
             "now_unix_s": now,
         }
 
@@ -312,12 +327,15 @@ class ApiServer:
                       stop_plan=body.stop_plan)
         await self._in_thread(self._change, lambda s: replace(s, pause=pause))
         log.warning("paused by %s: %s", pause.by, pause.reason, extra={"event": "control.paused"})
+        self._command("pause", pause.by, pause.reason, for_s=body.for_s,
+                      until_unix_s=pause.until_unix_s, stop_plan=pause.stop_plan)
         return self._json(self.status_doc())
 
     async def post_resume(self, request: Any) -> Any:
         body = await self._body(request, ByBody)
         await self._in_thread(self._change, lambda s: replace(s, pause=None))
         log.warning("resumed by %s", body.by or _peer(request), extra={"event": "control.resumed"})
+        self._command("resume", body.by or _peer(request), "")
         return self._json(self.status_doc())
 
     async def put_size(self, request: Any) -> Any:
@@ -326,10 +344,13 @@ class ApiServer:
             raise BadInput("request body", "min", f"at most max ({body.max}), got {body.min}")
         pin = Pin(body.min, body.max, body.by or _peer(request), self.wall())
         await self._in_thread(self._change, lambda s: replace(s, pin=pin))
+        self._command(f"pin {pin.min_nodes}..{pin.max_nodes}", pin.by, "", min=pin.min_nodes,
+                      max=pin.max_nodes)
         return self._json(self.status_doc())
 
     async def delete_size(self, request: Any) -> Any:
         await self._in_thread(self._change, lambda s: replace(s, pin=None))
+        self._command("unpin", _peer(request), "")
         return self._json(self.status_doc())
 
     async def put_protection(self, request: Any) -> Any:
@@ -338,6 +359,7 @@ class ApiServer:
         prot = Protection(body.reason, body.by or _peer(request), self.wall())
         await self._in_thread(self._change, lambda s: replace(
             s, protected={**s.protected, node: prot}))
+        self._command(f"protect {node}", prot.by, prot.reason, node=node)
         return self._json(self.status_doc())
 
     async def put_windows(self, request: Any) -> Any:
@@ -347,16 +369,21 @@ class ApiServer:
         o = WindowsOverride(windows=body.windows, timezone=body.timezone,
                             by=body.by or _peer(request), at_unix_s=self.wall())
         await self._in_thread(self._change, lambda s: replace(s, windows=o))
+        self._command("windows", o.by, "; ".join(f"{','.join(w.days)} {w.start}-{w.end}"
+                                                 for w in o.windows) or "always allowed",
+                      timezone=o.timezone)
         return self._json(self.status_doc())
 
     async def delete_windows(self, request: Any) -> Any:
         await self._in_thread(self._change, lambda s: replace(s, windows=None))
+        self._command("windows cleared", _peer(request), "the config's windows again")
         return self._json(self.status_doc())
 
     async def delete_protection(self, request: Any) -> Any:
         node = request.match_info["node"]
         await self._in_thread(self._change, lambda s: replace(
             s, protected={n: p for n, p in s.protected.items() if n != node}))
+        self._command(f"unprotect {node}", _peer(request), "", node=node)
         return self._json(self.status_doc())
 
 

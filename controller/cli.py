@@ -17,7 +17,7 @@ from controller.errors import BadInput
 # subcommand name -> module under controller.commands exposing `command`
 COMMANDS = ("plan", "validate", "snapshot", "simulate", "run", "nodes", "status",
             # the daemon's HTTP API (docs/control.md)
-            "pause", "resume", "pin", "unpin", "protect", "unprotect", "explain",
+            "pause", "resume", "pin", "unpin", "protect", "unprotect", "explain", "events",
             "hbase-jars")
 
 

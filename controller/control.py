@@ -28,6 +28,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from controller.webhooks import WebhookSettings
+
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
@@ -100,6 +102,16 @@ class ControlSettings(BaseModel):
         "cannot take the interpreter from the control loop.")
     decisions_kept: int = Field(
         200, ge=1, description="Decisions and holds `GET /v1/decisions` can return.")
+    events_kept: int = Field(
+        1000, ge=10, le=1_000_000, description="Events (decisions, holds, actions, failures, "
+        "commands) kept in memory for `GET /v1/events`, `metctl events` and the console.")
+    console_read_without_token: bool = Field(
+        False, description="Let the web console at `/` show the cluster and the controller to "
+        "anyone who can reach the API address, without the token (read only: every control "
+        "still needs the token). Off: the console asks for the token first.")
+    webhooks: tuple[WebhookSettings, ...] = Field(
+        (), description="Receivers of metctl's events: each an HTTP(S) URL the events of the "
+        "chosen kinds are POSTed to, signed with HMAC-SHA256 (docs/console.md, Events).")
     tls_cert_file: str | None = Field(
         None, description="PEM certificate (chain) the API serves HTTPS with; needs "
         "tls_key_file. Without it the API speaks plain HTTP, and binding beyond loopback logs "
@@ -356,7 +368,10 @@ class LiveStatus:
         self.last_snapshot: Any = None
         self.last_snapshot_unix_s: float | None = None
         self.plan_in_flight: dict[str, Any] | None = None
+        self.plan_steps: list[dict[str, Any]] = []  # the plan in flight's steps (console)
         self.memory: Any = None
+        # called (no arguments, any thread) after what the API shows changed; must not block
+        self.listeners: list[Callable[[], None]] = []
 
     def on_sample(self, now: float, samples_since_clear: int) -> None:
         pass
@@ -381,6 +396,7 @@ class LiveStatus:
             self.last_decision = entry
             self.decisions.append(entry)
         self._persist(entry)
+        self._changed()
 
     def on_hold(self, now: float, cause: Any, words: str) -> None:
         cause = getattr(cause, "value", str(cause))
@@ -398,6 +414,7 @@ class LiveStatus:
                 self.decisions.append(entry)
                 self.last_decision = entry
         self._persist(entry)
+        self._changed()
 
     def on_action(self, now: float, event: str, plan_id: str | None, status: Any) -> None:
         with self._lock:
@@ -406,6 +423,8 @@ class LiveStatus:
                                        "total": None, "state": "running"}
             elif self.plan_in_flight is not None and self.plan_in_flight["plan_id"] == plan_id:
                 self.plan_in_flight = None
+                self.plan_steps = []
+        self._changed()
 
     def on_tick(self, status: Any) -> None:
         """After each executor tick (telemetry's after_tick chain): the plan's progress."""
@@ -417,8 +436,32 @@ class LiveStatus:
                "total": getattr(status, "actions_total", None),
                "current": getattr(status, "current", None)}
         with self._lock:
+            changed = doc != self.plan_in_flight
             if doc["state"] in ("running", "resuming", "rolling_back") or doc["state"] is None:
                 self.plan_in_flight = doc
+        if changed:
+            self._changed()
+
+    def on_steps(self, plan_id: str, steps: list[dict[str, Any]],
+                 finished: list[dict[str, Any]]) -> None:
+        """The journal's steps of the plan in flight (telemetry.StepWatcher), for the console:
+        what each is, its state and sub-state (a launch: booting, joining, ready)."""
+        from controller.events import step_words
+
+        rows = [{"idx": r["idx"], "op": r["op"], "what": step_words(r), "state": r["state"],
+                 "sub_state": r.get("sub_state"), "node": r.get("node"),
+                 "server_id": r.get("server_id"), "profile": r.get("profile"),
+                 "error": r.get("error")} for r in steps]
+        with self._lock:
+            self.plan_steps = rows
+        self._changed()
+
+    def _changed(self) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener()
+            except Exception:  # noqa: BLE001 — a listener never breaks the loop
+                pass
 
     def _persist(self, entry: dict[str, Any]) -> None:
         if self._record is not None:
@@ -431,7 +474,7 @@ class LiveStatus:
         with self._lock:
             return {"last_decision": self.last_decision, "plan_in_flight": self.plan_in_flight,
                     "last_snapshot_unix_s": self.last_snapshot_unix_s,
-                    "decisions": list(self.decisions)}
+                    "decisions": list(self.decisions), "plan_steps": self.plan_steps}
 
     def latest(self) -> tuple[Any, Any]:
         with self._lock:

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from controller.control import ControlGate, LiveStatus
+from controller.events import EventRecorder, EventStore
+from controller.webhooks import WebhookSender
 
 log = logging.getLogger("metctl.control")
 
@@ -30,10 +32,11 @@ CONTROL_METRICS: tuple[tuple[str, str], ...] = (
 
 
 class _ProgressExecutor:
-    """The loop's executor, reporting each tick's status to the live view (plan in flight)."""
+    """The loop's executor, reporting each tick's status to the live view (plan in flight)
+    and the plan-progress gauges."""
 
-    def __init__(self, executor: Any, live: LiveStatus):
-        self._executor, self._live = executor, live
+    def __init__(self, executor: Any, live: LiveStatus, telemetry: Any = None):
+        self._executor, self._live, self._telemetry = executor, live, telemetry
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._executor, name)
@@ -48,7 +51,17 @@ class _ProgressExecutor:
     def tick(self) -> Any:
         status = self._executor.tick()
         self._live.on_tick(status)
+        self._progress(status)
         return status
+
+    def _progress(self, status: Any) -> None:
+        if self._telemetry is None:
+            return
+        if self._executor.busy:
+            self._telemetry.record_plan_progress(getattr(status, "actions_done", 0) or 0,
+                                                 getattr(status, "actions_total", 0) or 0)
+        else:
+            self._telemetry.record_plan_progress(0, 0)
 
     def resume(self) -> Any:
         status = self._executor.resume()
@@ -87,6 +100,12 @@ class ControlPlane:
         record = (DecisionLog(default_state_path(config).with_name("decisions.jsonl"))
                   if config.loop.memory_path or self.settings.state_path else None)
         self.live = LiveStatus(self.settings.decisions_kept, wall_clock, record=record)
+        self.events = EventStore(self.settings.events_kept, wall_clock)
+        self.recorder = EventRecorder(self.events)
+        self.webhooks = WebhookSender(self.settings.webhooks, telemetry)
+        self.events.listeners.append(self.webhooks.offer)
+        self.telemetry = telemetry
+        self.view: Any = None
         self.loop: Any = None
         self.server: Any = None
         self.wall = wall_clock
@@ -105,17 +124,31 @@ class ControlPlane:
         for name, help_text in CONTROL_METRICS:
             prom.Gauge(name, help_text, registry=registry).set_function(values[name])
 
-    def attach(self, loop: Any) -> None:
+    def attach(self, loop: Any, *, step_listeners: list | None = None,
+               tenants: Any = None, slo_ms: float | None = None) -> None:
+        """Into `loop`: the gate, the live status, events and the console's cluster view.
+        `step_listeners` is telemetry's StepWatcher list (controller.production.Production);
+        `tenants`/`slo_ms` feed the console's latency chart (controller.console.view)."""
+        from controller.console.view import ClusterView
+
         self.loop = loop
         loop.control = self.gate
-        loop.observers.append(self.live)
+        self.view = ClusterView(loop.policy, protected=self.protected_nodes, tenants=tenants,
+                                slo_ms=slo_ms if slo_ms is not None else loop.policy.latency_slo_ms,
+                                telemetry=self.telemetry)
+        self.view.listeners.append(self.live._changed)  # noqa: SLF001 — one change signal
+        loop.observers.extend([self.live, self.recorder, self.view])
+        if step_listeners is not None:
+            step_listeners.append(self.live.on_steps)
+            step_listeners.append(lambda plan_id, steps, finished:
+                                  self.recorder.on_steps(plan_id, finished))
         # the executor itself checks protection before each restart, drain and terminate, so a
         # plan submitted before the protection honours it too
         inner = loop.executor
         while hasattr(inner, "executor") or hasattr(inner, "_executor"):
             inner = getattr(inner, "executor", None) or getattr(inner, "_executor")
         inner.protected = self.protected_nodes
-        loop.executor = _ProgressExecutor(loop.executor, self.live)
+        loop.executor = _ProgressExecutor(loop.executor, self.live, self.telemetry)
 
     def protected_nodes(self) -> dict[str, str]:
         """node -> why, for the executor (read from the store's in-memory copy)."""
@@ -137,15 +170,23 @@ class ControlPlane:
         return doc
 
     def start(self) -> tuple[str, int] | None:
+        self.webhooks.start()
         if self.settings.api_address is None:
             return None
         from controller.api import ApiServer, ensure_token
+        from controller.api_events import add_event_routes
+        from controller.console.routes import add_console_routes
 
         token = ensure_token(self.settings.token_file)
         identity = getattr(self.leadership, "identity", "") if self.leadership else ""
+        routes: list[Any] = [add_event_routes]
+        if self.view is not None:
+            routes.append(add_console_routes(self.view))
         self.server = ApiServer(self.settings, self.store, self.live, token=token,
                                 leadership=self.leadership, gate=self.gate,
-                                dry_run=self.dry_run, identity=identity, wall_clock=self.wall)
+                                dry_run=self.dry_run, identity=identity, wall_clock=self.wall,
+                                events=self.events, routes=tuple(routes),
+                                webhooks=self.webhooks)
         try:
             return self.server.start()
         except OSError as err:
@@ -159,6 +200,7 @@ class ControlPlane:
         if self.server is not None:
             self.server.close()
             self.server = None
+        self.webhooks.close()
         self.store.close()
 
 

@@ -41,6 +41,9 @@ class Production:
         # the record goes beside the journal the executor really uses (see fence())
         self.recorder = DecisionRecorder(None, self.leadership)
         self.observers: Sequence[Any] = (TelemetryObserver(self.telemetry), self.recorder)
+        # (plan_id, steps, just finished) after each executor tick: the control plane's live
+        # status and events listen here (controller.control_plane.ControlPlane.attach)
+        self.step_listeners: list[Any] = []
 
     def start(self, *, handle_sigterm: bool = True) -> None:
         """Serve the endpoint, then join the election (alone: lead at once, and say so)."""
@@ -66,7 +69,8 @@ class Production:
         journal_path = str(getattr(journal, "path", ":memory:"))
         if journal_path != ":memory:" and not journal_path.startswith("file:"):
             self.recorder.path = Path(journal_path).with_name("last-decision.json")
-        watcher = StepWatcher(journal, self.telemetry) if journal is not None else None
+        watcher = (StepWatcher(journal, self.telemetry, listeners=self.step_listeners)
+                   if journal is not None else None)
         return FencedExecutor(executor, self.leadership, after_tick=watcher)
 
     def watch(self, sources: Iterable[Any]) -> list[Any]:

@@ -95,6 +95,17 @@ METRICS: tuple[MetricSpec, ...] = (
                "Unix time of the last decision."),
     MetricSpec("metctl_leader", "gauge", ("identity",),
                "1 while this instance leads (acts), 0 while it follows."),
+    MetricSpec("metctl_plan_actions", "gauge", (),
+               "Actions in the plan in flight (0 when none runs)."),
+    MetricSpec("metctl_plan_actions_done", "gauge", (),
+               "Actions of the plan in flight that have finished."),
+    MetricSpec("metctl_tenant_latency_seconds", "gauge", ("tenant",),
+               "Each tenant's latency at the last sample (simulated: the workload's mean "
+               "response time; real: its table's request-weighted server latency)."),
+    MetricSpec("metctl_tenant_slo_seconds", "gauge", ("tenant",),
+               "The latency objective each tenant is held to."),
+    MetricSpec("metctl_webhook_deliveries_total", "counter", ("webhook", "result"),
+               "Webhook deliveries by webhook name and result (delivered, retried, dropped)."),
 )
 METRIC_NAMES: tuple[str, ...] = tuple(m.name for m in METRICS)
 
@@ -193,6 +204,20 @@ class Telemetry:
         if duration_s is not None:
             self.m["metctl_action_duration_seconds"].labels(op=label_token(op)).observe(duration_s)
 
+    def record_plan_progress(self, done: int, total: int) -> None:
+        self.m["metctl_plan_actions_done"].set(done)
+        self.m["metctl_plan_actions"].set(total)
+
+    def record_tenant_latency(self, tenant: str, seconds: float, slo_seconds: float | None) -> None:
+        tenant = str(tenant)[:80]
+        self.m["metctl_tenant_latency_seconds"].labels(tenant=tenant).set(seconds)
+        if slo_seconds is not None:
+            self.m["metctl_tenant_slo_seconds"].labels(tenant=tenant).set(slo_seconds)
+
+    def record_webhook(self, name: str, result: str) -> None:
+        self.m["metctl_webhook_deliveries_total"].labels(webhook=label_token(name),
+                                                         result=result).inc()
+
     def record_source_error(self, source: str) -> None:
         self.m["metctl_metric_source_errors_total"].labels(source=label_token(source)).inc()
 
@@ -251,11 +276,15 @@ class StepWatcher:
     """After each executor tick: every journaled step that has just finished is counted
     (actions by op and result, durations) and logged with its reason and plan id."""
 
-    def __init__(self, journal: Any, telemetry: Any, logger: logging.Logger | None = None):
+    def __init__(self, journal: Any, telemetry: Any, logger: logging.Logger | None = None,
+                 listeners: list | None = None):
         self.journal, self.telemetry = journal, telemetry
         self.log = logger or logging.getLogger("metctl.actuator")
         self._seen: set[tuple[str, int]] = set()
         self._last: tuple | None = None
+        # called with (plan_id, every step row, the rows that have just finished): the live
+        # status (plan progress) and the event store; the list is shared, filled later
+        self.listeners = listeners if listeners is not None else []
 
     def __call__(self, status: Any) -> None:
         plan_id = getattr(status, "plan_id", None)
@@ -266,15 +295,23 @@ class StepWatcher:
         self._last = key
         from controller.logs import log_action
 
-        for step in self.journal.load_steps(plan_id):
+        steps = self.journal.load_steps(plan_id)
+        just_finished = []
+        for step in steps:
             if step["state"] not in _STEP_FINISHED or (plan_id, step["idx"]) in self._seen:
                 continue
             self._seen.add((plan_id, step["idx"]))
+            just_finished.append(step)
             started, finished = step.get("started_at"), step.get("finished_at")
             duration = finished - started if started is not None and finished is not None else None
             self.telemetry.record_action(step["op"], step["state"], duration)
             log_action(self.log, _StepView(step), plan_id, step["state"], duration,
                        error=step.get("error"))
+        for listener in self.listeners:
+            try:
+                listener(plan_id, steps, just_finished)
+            except Exception:  # noqa: BLE001 — a listener never breaks the executor's tick
+                self.log.exception("step listener %r failed", listener)
 
 
 class _StepView:

@@ -12,6 +12,8 @@ command -v mvn  >/dev/null || need+=(maven)
 # promtool: tests of deploy/prometheus rules; prometheus + node_exporter: the Prometheus source's
 command -v promtool >/dev/null && command -v prometheus >/dev/null || need+=(prometheus)
 command -v prometheus-node-exporter >/dev/null || need+=(prometheus-node-exporter)
+# a real browser for the console's tests (Playwright drives it; its own download is not used)
+[ -x /usr/bin/chromium ] || need+=(chromium)
 if ((${#need[@]})); then
   if [ "$(id -u)" != 0 ]; then echo "missing test components (${need[*]}); run as root" >&2; exit 2; fi
   apt-get update -qq
