@@ -197,11 +197,11 @@ def _command(config_path, once, out_dir, api, observe, snapshots_dir=None, keep_
                     clock=lambda cluster: PacedSimClock(cluster, speed))
     view.run = run
     out = Path(out_dir or f"out/run-{run.scenario.name}")
-    plane = _control_plane(config, prod, run.loop)
+    plane = _control_plane(config, prod, run.loop, run.cluster, run.scenario.slo_latency_ms)
     terminated: SystemExit | None = None
-    prod.start()
     try:
-        plane.start()
+        start_plane(plane, console)  # the console's address is the first thing printed
+        prod.start()
         if once:
             run.run(rounds=1)
         elif console.is_terminal:
@@ -241,13 +241,31 @@ def _command(config_path, once, out_dir, api, observe, snapshots_dir=None, keep_
         raise terminated
 
 
-def _control_plane(config: Any, prod: Any, loop: Any) -> Any:
-    """Pause, pin, protection, windows, observe mode and the HTTP API (docs/control.md)."""
+def _control_plane(config: Any, prod: Any, loop: Any, cluster: Any = None,
+                   slo_ms: float | None = None) -> Any:
+    """Pause, pin, protection, windows, observe mode, events, webhooks, the HTTP API and the
+    console (docs/control.md, docs/console.md). `cluster`: the simulated one, whose workloads
+    are the console's tenants."""
+    from controller.console.view import sim_tenants
     from controller.control_plane import ControlPlane
 
     plane = ControlPlane(config, leadership=prod.leadership, telemetry=prod.telemetry)
-    plane.attach(loop)
+    plane.attach(loop, step_listeners=prod.step_listeners,
+                 tenants=sim_tenants(cluster) if cluster is not None else None, slo_ms=slo_ms)
     return plane
+
+
+def start_plane(plane: Any, console: Console) -> None:
+    """Start the API and say where the console is, before anything else is printed."""
+    address = plane.start()
+    if address is None:
+        return
+    host, port = address
+    shown = f"[{host}]" if ":" in host else host
+    how = ("read only without a token" if plane.settings.console_read_without_token
+           else "asks for the token")
+    console.print(f"console: http://{shown}:{port}/  ({how}; the token is in "
+                  f"{plane.settings.token_file})", highlight=False, markup=False, soft_wrap=True)
 
 
 class LiveLines(LoopObserver):
@@ -428,9 +446,9 @@ def run_live(config: Any, path: str, once: bool, keepers: list[Any] = ()) -> Non
                            memory=MemoryStore(config.loop.memory_path),
                            observers=[LiveLines(console), *prod.observers, *keepers], may_act=prod.may_act)
         plane = _control_plane(config, prod, loop)
-        prod.start()
         try:
-            plane.start()
+            start_plane(plane, console)
+            prod.start()
             loop.run(rounds=1 if once else None)
         except KeyboardInterrupt:
             console.print("interrupted: stopping (a plan in flight resumes from the journal "
