@@ -5,6 +5,7 @@ flight's steps).
 The page and assets hold no data, so they load without a token (the page then asks for one).
 `/v1/cluster` needs the token unless `control.console_read_without_token` (a read-only view
 for anyone who can reach the address) — or always when `control.read_requires_token`.
+`/console/session` tells the page which (booleans only), before it reads anything.
 """
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ def add_console_routes(view: Any) -> Any:
 
         async def cluster(request: Any) -> Any:
             if not server.settings.console_read_without_token and not server._authorized(request):
+                # (with read_requires_token the common middleware has refused it already)
                 return server._error(401, "a valid bearer token is required to read the "
                                      "console's view (or set control.console_read_without_token)")
             steps = server.live.copy().get("plan_steps") or []
@@ -51,7 +53,18 @@ def add_console_routes(view: Any) -> Any:
             doc["can_change"] = server._authorized(request)
             return server._json(doc)
 
+        async def session(request: Any) -> Any:
+            # what the page may show with the token it holds (booleans only: the page asks
+            # before it reads, so a locked view makes no request that would be refused)
+            authorized = server._authorized(request)
+            return server._json({
+                "authorized": authorized,
+                "token_given": bool(request.headers.get("Authorization")),
+                "may_read": authorized or (server.settings.console_read_without_token
+                                           and not server.settings.read_requires_token)})
+
         app.router.add_get("/", index)
+        app.router.add_get("/console/session", session)
         app.router.add_get("/console/{name}", asset)
         app.router.add_get("/v1/cluster", cluster)
     return add

@@ -8,7 +8,7 @@ const SVG = "http://www.w3.org/2000/svg";
 const CLASS_COLOURS = {read: "#2b7bb9", write: "#c0392b", read_write: "#8e44ad", scan: "#16a085"};
 const TENANT_COLOURS = ["#2b7bb9", "#e67e22", "#27ae60", "#c0392b", "#8e44ad", "#16a085",
                         "#d35400", "#7f8c8d", "#2c3e50", "#f1c40f"];
-const state = {token: sessionStorage.getItem("metctl-token") || "", events: [], lastId: 0,
+const state = {token: sessionStorage.getItem("metctl-token") || "", events: [], lastId: 0, allowed: false,
                status: null, cluster: null, refreshTimer: null, streamAbort: null};
 
 // ---------------------------------------------------------------- small DOM helpers
@@ -71,14 +71,21 @@ function scheduleRefresh(delay) {
 
 async function refresh() {
   try {
-    const [status, cluster, events] = await Promise.all([
-      api("GET", "/v1/status"), api("GET", "/v1/cluster"),
-      api("GET", "/v1/events?limit=300")]);
-    if (cluster.status === 401 || status.status === 401) {
+    // ask first what this token may see: a locked view requests nothing it would be refused
+    const session = await api("GET", "/console/session");
+    state.allowed = session.status === 200 && session.doc.may_read;
+    if (!state.allowed) {
       $("locked").hidden = false;
       $("main").hidden = true;
       $("token-state").textContent = state.token ? "token refused" : "no token";
-      renderMode(status.status === 200 ? status.doc : null);
+      $("mode").textContent = "locked";
+      return;
+    }
+    const [status, cluster, events] = await Promise.all([
+      api("GET", "/v1/status"), api("GET", "/v1/cluster"),
+      api("GET", "/v1/events?limit=300")]);
+    if (cluster.status !== 200 || status.status !== 200) {
+      $("link").textContent = "metctl answered " + cluster.status + "/" + status.status;
       return;
     }
     $("locked").hidden = true;
@@ -101,6 +108,11 @@ async function refresh() {
 async function follow() {
   let delay = 500;
   for (;;) {
+    if (!state.allowed) {  // nothing to follow until the page may read
+      $("link").textContent = "offline";
+      await new Promise(done => setTimeout(done, 500));
+      continue;
+    }
     const abort = new AbortController();
     state.streamAbort = abort;
     try {
