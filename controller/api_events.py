@@ -14,7 +14,7 @@ import asyncio
 import json
 from typing import Any
 
-from controller.errors import BadInput
+from controller.api_guard import OPERATOR, SECURITY_HEADERS, query_int
 from controller.events import Event, EventStore, parse_kinds
 
 KEEPALIVE_S = 15.0
@@ -91,13 +91,18 @@ class EventHub:
                 sub.offer(("changed", None))
 
 
-def _int_query(request: Any, name: str, default: int, low: int, high: int) -> int:
-    raw = request.query.get(name)
-    if raw is None:
-        return default
-    if not raw.isdigit() or not low <= int(raw) <= high:
-        raise BadInput("query", name, f"a whole number from {low} to {high}, got {raw[:20]!r}")
-    return int(raw)
+def shown(server: Any, request: Any, event: Event) -> dict[str, Any]:
+    """An event as the caller may see it: in full for an operator; for an open read without
+    the free text operators typed (a command's reason and who; hold words quoting them), as
+    the API's own status (controller.api.ApiServer._shown)."""
+    doc = event.to_dict()
+    if request.get(OPERATOR):
+        return doc
+    if doc["kind"] == "command":
+        from common.redact import MASK
+        doc["reason"] = MASK if doc["reason"] else ""
+        doc["details"] = {k: (MASK if k == "by" else v) for k, v in doc["details"].items()}
+    return server._shown(request, doc)
 
 
 def add_event_routes(app: Any, server: Any) -> None:
@@ -116,29 +121,30 @@ def add_event_routes(app: Any, server: Any) -> None:
     app.on_shutdown.append(on_shutdown)
 
     async def get_events(request: Any) -> Any:
-        after = _int_query(request, "after", 0, 0, 2**62)
-        limit = _int_query(request, "limit", 100, 1, keep)
+        after = query_int(request, "after", 0, 0, 999_999_999)
+        limit = query_int(request, "limit", 100, 1, keep)
         kinds = parse_kinds(request.query.get("kind"), "query")
         items = store.select(after=after, limit=limit, kinds=kinds)
-        return server._json({"events": [e.to_dict() for e in items], "last_id": store.last_id})
+        return server._json({"events": [shown(server, request, e) for e in items],
+                             "last_id": store.last_id})
 
     async def stream(request: Any) -> Any:
         from aiohttp import web
 
         kinds = parse_kinds(request.query.get("kind"), "query")
         header = request.headers.get("Last-Event-ID", "")
-        after = int(header) if header.isdigit() else _int_query(request, "after", 0, 0, 2**62)
+        after = (int(header) if header.isascii() and header.isdigit() and len(header) <= 9
+                 else query_int(request, "after", 0, 0, 999_999_999))
         sub = _Subscriber(kinds, request.query.get("changes") in ("1", "true"))
         hub.subscribers.add(sub)
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                                "Cache-Control": "no-store"})
-        from controller.api import SECURITY_HEADERS
         response.headers.update(SECURITY_HEADERS)
         try:
             await response.prepare(request)
             sent = after
             for event in store.select(after=after, limit=keep, kinds=kinds):
-                await response.write(_sse("event", event))
+                await response.write(_sse(event.id, shown(server, request, event)))
                 sent = event.id
             if sub.changes:
                 await response.write(b"event: changed\ndata: {}\n\n")
@@ -153,7 +159,7 @@ def add_event_routes(app: Any, server: Any) -> None:
                 if what == "changed":
                     await response.write(b"event: changed\ndata: {}\n\n")
                 elif item.id > sent:  # already sent from the backlog otherwise
-                    await response.write(_sse("event", item))
+                    await response.write(_sse(item.id, shown(server, request, item)))
                     sent = item.id
         except ConnectionResetError:
             pass  # the client went away
@@ -165,9 +171,9 @@ def add_event_routes(app: Any, server: Any) -> None:
     app.router.add_get("/v1/events/stream", stream)
 
 
-def _sse(name: str, event: Event) -> bytes:
-    data = json.dumps(event.to_dict(), default=str)
-    return f"id: {event.id}\nevent: {name}\ndata: {data}\n\n".encode()
+def _sse(event_id: int, doc: dict[str, Any]) -> bytes:
+    data = json.dumps(doc, default=str)
+    return f"id: {event_id}\nevent: event\ndata: {data}\n\n".encode()
 
 
 __all__ = ["add_event_routes", "EventHub"]

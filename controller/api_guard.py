@@ -10,9 +10,12 @@ route (the `/v1` API and the console's routes alike): one aiohttp middleware, in
 3. Rate. Operators and anonymous callers have budgets of their own (`control.max_requests_per_s`
    each): a flood of anonymous reads never delays `metctl resume`. Over the budget a request
    waits its turn without CPU; one that would wait more than MAX_WAIT_S gets 429.
-4. Auth. Changes need the token (401 without, naming no file: the body is for anyone who asks);
-   reads too with `control.read_requires_token`.
-5. Errors. BadInput is 400 with its one line; aiohttp's own errors keep their status as JSON;
+4. Origin and auth. A change a browser says comes from another origin (Origin,
+   Sec-Fetch-Site) is 403 (CSRF). Changes need the token (401 without, naming no file: the
+   body is for anyone who asks); reads too with `control.read_requires_token`, except the
+   console's page and packaged assets (`/`, `/console/...`), which hold no data.
+5. Answers carry SECURITY_HEADERS (Content-Security-Policy without inline script, nosniff,
+   no framing). Errors. BadInput is 400 with its one line; aiohttp's own errors keep their status as JSON;
    anything else is 500 "internal error" with the details in the daemon's log (one JSON line),
    never Python error text in the answer.
 
@@ -141,12 +144,20 @@ class Guard:
                          headers={"Retry-After": str(int(MAX_WAIT_S))})
         if wait > 0:
             await asyncio.sleep(wait)
+        if request.method not in ("GET", "HEAD") and not same_origin(request):
+            # a browser sends Origin with every cross-site POST/PUT/DELETE: another site's
+            # page must not drive the daemon through an operator's browser (CSRF)
+            return error(403, "cross-origin requests are refused")
         changes = request.method not in ("GET", "HEAD") and request.path not in self.open_posts
-        if (changes or self.settings.read_requires_token) and not operator:
+        public = request.method in ("GET", "HEAD") and is_public(request.path)
+        if (changes or (self.settings.read_requires_token and not public)) and not operator:
             return error(401, "a valid bearer token is required (Authorization: Bearer <token>, "
                          "the token in the daemon's control.token_file)")
         try:
-            return await handler(request)
+            response = await handler(request)
+            if not response.prepared:  # a stream sets them itself before it starts
+                response.headers.update(SECURITY_HEADERS)
+            return response
         except BadInput as err:
             return error(400, err.line())
         except web.HTTPException as err:
@@ -160,6 +171,33 @@ class Guard:
             log.exception("API %s %s failed", request.method, request.path[:200],
                           extra={"event": "api.error"})
             return error(500, "internal error (the daemon's log has the details)")
+
+
+# Sent with every answer: the console's page may run only its own packaged script (no inline
+# script, nothing from another origin), never inside another site's frame.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
+                               "img-src 'self' data:; connect-src 'self'; base-uri 'none'; "
+                               "form-action 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
+
+
+def is_public(path: str) -> bool:
+    """The console's page and its packaged assets hold no data (the data comes from /v1,
+    under the read rules), so the page can load and ask for the token."""
+    return path == "/" or path.startswith("/console/")
+
+
+def same_origin(request: Any) -> bool:
+    """False when the browser says the request comes from another origin (its Origin header,
+    or Sec-Fetch-Site when there is no Origin); tools that send neither (curl, the CLI) pass."""
+    origin = request.headers.get("Origin")
+    if origin is not None:
+        return origin == f"{request.scheme}://{request.host}"
+    return request.headers.get("Sec-Fetch-Site", "same-origin") in ("same-origin", "none")
 
 
 def error(status: int, message: str, headers: dict[str, str] | None = None) -> Any:
@@ -195,4 +233,5 @@ def query_int(request: Any, name: str, default: int, low: int, high: int) -> int
 
 
 __all__ = ["Guard", "TokenBucket", "ClientTooSlow", "OPERATOR", "MAX_WAIT_S", "error",
+           "SECURITY_HEADERS", "is_public", "same_origin",
            "read_json", "query_int", "is_loopback", "host_of"]

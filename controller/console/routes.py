@@ -12,6 +12,8 @@ from __future__ import annotations
 from importlib import resources
 from typing import Any
 
+from controller.api_guard import OPERATOR
+
 # the only files served, with their types: nothing else under the package is reachable
 ASSETS = {"console.js": "text/javascript", "console.css": "text/css",
           "favicon.svg": "image/svg+xml"}
@@ -42,7 +44,7 @@ def add_console_routes(view: Any) -> Any:
                                 headers={"Cache-Control": "no-cache"})
 
         async def cluster(request: Any) -> Any:
-            if not server.settings.console_read_without_token and not server._authorized(request):
+            if not server.settings.console_read_without_token and not bool(request.get(OPERATOR)):
                 # (with read_requires_token the common middleware has refused it already)
                 return server._error(401, "a valid bearer token is required to read the "
                                      "console's view (or set control.console_read_without_token)")
@@ -50,13 +52,14 @@ def add_console_routes(view: Any) -> Any:
             doc = view.document(steps)
             doc["plan_steps"] = steps[:500]
             doc["plan_steps_total"] = len(steps)
-            doc["can_change"] = server._authorized(request)
-            return server._json(doc)
+            doc["can_change"] = bool(request.get(OPERATOR))
+            # a read-only view does not show the free text operators typed (protection reasons)
+            return server._json(server._shown(request, doc))
 
         async def session(request: Any) -> Any:
             # what the page may show with the token it holds (booleans only: the page asks
             # before it reads, so a locked view makes no request that would be refused)
-            authorized = server._authorized(request)
+            authorized = bool(request.get(OPERATOR))
             return server._json({
                 "authorized": authorized,
                 "token_given": bool(request.headers.get("Authorization")),
