@@ -12,3 +12,8 @@ class BadInput(ValueError):
     def line(self) -> str:
         where = f"{self.file}: {self.field}" if self.field else self.file
         return f"{where}: {self.expected}"
+
+    def __reduce__(self):
+        # rebuilt from its three parts when it crosses a process boundary (a worker of
+        # `metctl simulate` or bench/evaluate.py raising it): Exception's default passes args only
+        return (type(self), (self.file, self.field, self.expected))
