@@ -135,7 +135,7 @@ class ControlPlane:
         loop.control = self.gate
         self.view = ClusterView(loop.policy, protected=self.protected_nodes, tenants=tenants,
                                 slo_ms=slo_ms if slo_ms is not None else loop.policy.latency_slo_ms,
-                                telemetry=self.telemetry)
+                                telemetry=self.telemetry, simulated=tenants is not None)
         self.view.listeners.append(self.live._changed)  # noqa: SLF001 — one change signal
         loop.observers.extend([self.live, self.recorder, self.view])
         if step_listeners is not None:

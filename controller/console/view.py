@@ -51,8 +51,9 @@ class ClusterView:
 
     def __init__(self, policy: Any, *, protected: Callable[[], dict[str, str]] = dict,
                  tenants: Callable[[], dict[str, float]] | None = None,
-                 slo_ms: float | None = None, telemetry: Any = None):
+                 slo_ms: float | None = None, telemetry: Any = None, simulated: bool = False):
         self.policy, self.protected, self.tenants = policy, protected, tenants
+        self.simulated = simulated  # the cluster's clock is simulated seconds, not a date
         self.slo_ms, self.telemetry = slo_ms, telemetry
         self._lock = threading.Lock()
         self._doc: dict[str, Any] = {"taken_at": None, "nodes": [], "busiest": [],
@@ -169,6 +170,7 @@ class ClusterView:
         return {
             "taken_at": snapshot.taken_at.isoformat() if snapshot.taken_at else None,
             "clock_s": now,
+            "simulated": self.simulated,
             "nodes": sorted(per_node.values(), key=lambda n: _natural(n["id"])),
             "busiest": [{"table": p.table, "partition": p.id, "node": p.node,
                          "class": classify_one(p.reads, p.writes, p.scans, self.policy),

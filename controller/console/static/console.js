@@ -194,7 +194,10 @@ function renderMode(s) {
 
 function renderCluster(c) {
   if (!c) return;
-  $("snapshot").textContent = c.taken_at ? "snapshot " + c.taken_at : "no snapshot yet";
+  const wall = state.status && state.status.last_snapshot_unix_s;
+  $("snapshot").textContent = !c.taken_at ? "no snapshot yet"
+    : "snapshot at " + (c.simulated ? "simulated minute " + (c.clock_s / 60).toFixed(1) + ", " : "")
+      + (wall ? clock(wall) : c.taken_at);
   const t = c.totals || {};
   $("totals").textContent = (t.nodes || 0) + " nodes · " + (t.partitions || 0) + " partitions · "
     + num(t.requests) + " requests/s" + ((t.missing || []).length ? " · missing: " + t.missing.join("; ") : "");

@@ -1,0 +1,51 @@
+"""`make run`'s demo (configs/demo.yaml) acts, and the console shows it: the first line printed
+is the console's address; in the browser, without a token (the demo allows a read-only view),
+the cluster grows, then shrinks, and the history says why. Simulated time runs faster here
+than in the demo (run_speed 120 instead of 30) so the first peak passes in seconds."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.fixtures.poll import poll
+
+pytestmark = pytest.mark.integration
+DEMO = Path(__file__).resolve().parents[3] / "configs" / "demo.yaml"
+
+
+def serving(page) -> int:
+    return page.eval_on_selector_all(
+        "#nodes tbody tr", "rows => rows.filter(r => r.querySelector('.state.serving')).length")
+
+
+def test_the_demo_scales_out_and_in_and_the_console_shows_it(tmp_path, console_page):
+    config = yaml.safe_load(DEMO.read_text())
+    config["simulator"]["run_speed"] = 120
+    config["control"]["api_address"] = "127.0.0.1:0"
+    (tmp_path / "demo.yaml").write_text(yaml.safe_dump(config))
+    proc = subprocess.Popen([sys.executable, "-m", "controller.cli", "run", "--config",
+                             str(tmp_path / "demo.yaml"), "--out", str(tmp_path / "out")],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True)
+    try:
+        first = proc.stdout.readline()
+        m = re.match(r"console: (http://127\.0\.0\.1:\d+/) ", first)
+        assert m, f"the first line is not the console's address: {first!r}"
+        p = console_page
+        p.page.goto(m.group(1))
+        start = poll(lambda: serving(p.page), 60, "the demo's nodes on the page")
+        assert "read-only view" in p.page.inner_text("#token-state")
+        peak = poll(lambda: (n := serving(p.page)) > start and n, 120,
+                    "the cluster to scale out on the page")
+        poll(lambda: serving(p.page) < peak, 120, "the cluster to scale back in on the page")
+        history = p.page.inner_text("#history tbody")
+        assert "scale_out" in history and "scale_in" in history
+        assert not p.problems(), p.problems()
+    finally:
+        proc.kill()
+        proc.wait(10)
