@@ -102,7 +102,8 @@ class ControlPlane:
         self.live = LiveStatus(self.settings.decisions_kept, wall_clock, record=record)
         self.events = EventStore(self.settings.events_kept, wall_clock)
         self.recorder = EventRecorder(self.events)
-        self.webhooks = WebhookSender(self.settings.webhooks, telemetry)
+        self.webhooks = WebhookSender(self.settings.webhooks, telemetry,
+                                      leading=leadership.is_leader if leadership else None)
         self.events.listeners.append(self.webhooks.offer)
         self.telemetry = telemetry
         self.view: Any = None

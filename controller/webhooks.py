@@ -102,8 +102,12 @@ class _Hook:
 class WebhookSender:
     """Deliver events to the configured webhooks; `offer(event)` is safe from any thread."""
 
-    def __init__(self, hooks: tuple[WebhookSettings, ...], telemetry: Any = None):
+    def __init__(self, hooks: tuple[WebhookSettings, ...], telemetry: Any = None,
+                 leading: Any = None):
         self.telemetry = telemetry
+        # with HA every instance decides, but only the leader's decisions, holds and actions
+        # are news: a follower sends only the commands its own API accepted
+        self.leading = leading or (lambda: True)
         self.hooks: list[_Hook] = []
         for h in hooks:
             try:
@@ -148,6 +152,8 @@ class WebhookSender:
     # ---- handing over (any thread; never waits) -------------------------------------------
     def offer(self, event: Any) -> None:
         loop = self._loop
+        if event.kind != "command" and not self.leading():
+            return
         if loop is not None and not loop.is_closed():
             try:
                 loop.call_soon_threadsafe(self._enqueue, event)

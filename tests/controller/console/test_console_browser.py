@@ -195,3 +195,49 @@ def test_the_packaged_files_are_package_data():
     static = resources.files("controller.console").joinpath("static")
     for f in static.iterdir():
         assert any(Path("static", f.name).match(g) for g in globs), f.name
+
+
+def test_protect_a_node_set_a_window_and_dry_run_from_the_page(daemon, console_page):
+    p = console_page
+    open_console(p, daemon, daemon.token)
+    node = poll(lambda: serving(p), 60, "the node table")[0]
+    p.page.click(f'#nodes tr[data-node="{node}"] button.protect')
+    assert node in p.page.inner_text("#confirm-text")
+    p.page.click("#confirm-ok")
+    poll(lambda: node in daemon.status()["protected"], 30, "the protection in /v1/status")
+    poll(lambda: "protected" in p.page.inner_text(f'#nodes tr[data-node="{node}"]'), 30,
+         "the protected badge on the node's row")
+    p.page.click(f'#nodes tr[data-node="{node}"] button.protect')  # now "unprotect"
+    p.page.click("#confirm-ok")
+    poll(lambda: daemon.status()["protected"] == {}, 30, "the protection lifted")
+
+    for day in ("sat", "sun"):
+        p.page.check(f'input.day[value="{day}"]')
+    p.page.fill("#window-start", "00:00")
+    p.page.fill("#window-end", "24:00")
+    p.page.click("#windows-set")
+    p.page.click("#confirm-ok")
+    w = poll(lambda: (w := daemon.status()["window"])["source"] != "config" and w, 30,
+             "the window set at run time")
+    assert w["windows"] == [{"days": ["sat", "sun"], "start": "00:00", "end": "24:00"}]
+    poll(lambda: "sat,sun" in p.page.inner_text("#window-state"), 30, "the window on the page")
+    p.page.click("#windows-clear")
+    p.page.click("#confirm-ok")
+    poll(lambda: daemon.status()["window"]["source"] == "config", 30, "the config's windows")
+
+    p.page.click("#dry-run")
+    result = poll(lambda: (t := p.page.inner_text("#dry-run-result")) and "nodes" in t and t, 60,
+                  "the dry-run plan")
+    assert "→" in result and "moves" in result
+    assert not p.problems(), p.problems()
+
+
+def test_the_console_view_needs_the_token_unless_read_only_is_configured(daemon):
+    assert daemon.get("/v1/cluster").status_code == 401
+    assert daemon.get("/v1/cluster", headers={"Authorization": "Bearer nope"}).status_code == 401
+    doc = daemon.get("/v1/cluster", headers=daemon.auth).json()
+    assert doc["can_change"] is True and doc["nodes"]
+    # the page and its assets load without it (they hold no data)
+    assert daemon.get("/").status_code == 200 and daemon.get("/console/console.js").ok
+    assert daemon.get("/console/session").json() == {"authorized": False, "token_given": False,
+                                                     "may_read": False}
