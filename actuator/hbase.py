@@ -44,6 +44,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from actuator.drivers import DriverError, PartitionLocation, ServerInfo
 from actuator.hbase_gateway import HBaseGateway
+from actuator.settings import quorum_hosts_and_port
 
 log = logging.getLogger(__name__)
 
@@ -112,19 +113,12 @@ class RegionMetricsRow:
 def client_settings_from(zookeeper_quorum: str, znode_parent: str = "/hbase") -> dict[str, str]:
     """HBase client settings from metctl's `datastore.hbase` fields: "h1:2181,h2:2181" becomes
     hbase.zookeeper.quorum "h1,h2" and clientPort 2181 (HBase's client takes one port for all)."""
-    hosts, ports = [], set()
-    for part in (p.strip() for p in zookeeper_quorum.split(",") if p.strip()):
-        host, _, port = part.rpartition(":") if ":" in part else (part, "", "2181")
-        if not host or not port.isdigit():
-            raise DriverError(f"datastore.hbase.zookeeper_quorum: expected host:port[,host:port…], "
-                              f"got {zookeeper_quorum!r}", retryable=False)
-        hosts.append(host)
-        ports.add(port)
-    if not hosts or len(ports) != 1:
-        raise DriverError(f"datastore.hbase.zookeeper_quorum: expected hosts sharing one port, "
-                          f"got {zookeeper_quorum!r}", retryable=False)
+    try:
+        hosts, port = quorum_hosts_and_port(zookeeper_quorum)
+    except ValueError as err:
+        raise DriverError(f"datastore.hbase.zookeeper_quorum: {err}", retryable=False) from None
     return {"hbase.zookeeper.quorum": ",".join(hosts),
-            "hbase.zookeeper.property.clientPort": ports.pop(), "zookeeper.znode.parent": znode_parent}
+            "hbase.zookeeper.property.clientPort": port, "zookeeper.znode.parent": znode_parent}
 
 
 # hbase:meta's layout (HBase reference guide, "hbase:meta"): one row per region keyed by its

@@ -222,6 +222,23 @@ class InfrastructureSettings(BaseModel):
         return self
 
 
+def quorum_hosts_and_port(zookeeper_quorum: str) -> tuple[list[str], str]:
+    """"h1:2181,h2:2181" as (["h1", "h2"], "2181"): HBase's client takes one port for all
+    hosts (a host without a port has 2181). ValueError when it is not that."""
+    hosts, ports = [], set()
+    for part in (p.strip() for p in zookeeper_quorum.split(",") if p.strip()):
+        host, _, port = part.rpartition(":") if ":" in part else (part, "", "2181")
+        if not host or not port.isdigit():
+            raise ValueError("the HBase cluster's ZooKeeper quorum, host:port[,host:port…], "
+                             f"got {zookeeper_quorum!r}")
+        hosts.append(host)
+        ports.add(port)
+    if not hosts or len(ports) != 1:
+        raise ValueError("the HBase cluster's ZooKeeper quorum, host:port[,host:port…] with "
+                         f"hosts sharing one port, got {zookeeper_quorum!r}")
+    return hosts, ports.pop()
+
+
 class HBaseStoreSettings(BaseModel):
     """How the HBase data-store driver reaches the cluster (used by driver: hbase)."""
 
@@ -245,6 +262,12 @@ class HBaseStoreSettings(BaseModel):
         "{host}", description="How a RegionServer's host and port make the host metctl compares "
         "with a node's infrastructure address: '{host}' for one RegionServer per machine, "
         "'{host}:{port}' for several on one machine (the local cluster).")
+
+    @field_validator("zookeeper_quorum")
+    @classmethod
+    def _quorum(cls, v: str) -> str:
+        quorum_hosts_and_port(v)
+        return v
 
     @field_validator("host_format")
     @classmethod

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from common.documents import Document, load_document
 from common.errors import BadInput
@@ -179,6 +180,16 @@ def _expected(err: Mapping[str, Any], parent: Any) -> str:
     if kind not in ("value_error", "assertion_error"):
         text += got
     return text
+
+
+def field_error(title: str, loc: tuple[str | int, ...], expected: str,
+                value: Any = None) -> ValidationError:
+    """A validation error at `loc`, for a check across fields or sections that refuses one
+    field in particular (raised from a model validator, it keeps its place: BadInput names the
+    field, not the section)."""
+    kind = PydanticCustomError("value_error", "{expected}", {"expected": expected})
+    return ValidationError.from_exception_data(
+        title, [InitErrorDetails(type=kind, loc=loc, input=value)])
 
 
 def parse_model(model_cls: type[M], data: Any, file: str | Path,

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from actuator.settings import DataStoreSettings, ExecutorSettings, InfrastructureSettings
 from common.documents import Document, load_document  # noqa: F401  (re-exported)
-from common.models import parse_file, parse_model  # noqa: F401  (re-exported)
+from common.models import field_error, parse_file, parse_model  # noqa: F401  (re-exported)
 from controller.control import ControlSettings
 from controller.ha import HASettings
 from controller.loop_settings import LoopSettings
@@ -63,6 +63,27 @@ class MetctlConfig(BaseModel):
         if self.datastore.driver == "cassandra" and self.policy.data_placement != "store":
             raise ValueError("policy.data_placement must be store with datastore.driver "
                              "cassandra: Cassandra places its own data, metctl cannot move it")
+        return self
+
+    @model_validator(mode="after")
+    def _live_store_is_reachable(self) -> MetctlConfig:
+        """What a real data store needs before anything starts (each a contradiction whatever
+        the command: `validate`, `run`, `snapshot` refuse it alike; what only the daemon needs
+        is checked by `metctl run`)."""
+        store = self.datastore.driver
+        if store == "hbase" and not self.monitor.hbase_jmx_urls:
+            raise field_error("MetctlConfig", ("monitor", "hbase_jmx_urls"),
+                              "at least one RegionServer /jmx URL (per-region counters come "
+                              "from there)", [])
+        if store == "cassandra" and self.monitor.hbase_jmx_urls:
+            # HBase-only sources next to a Cassandra store are a mix-up, not something to ignore
+            raise field_error("MetctlConfig", ("monitor", "hbase_jmx_urls"),
+                              "empty with datastore.driver cassandra (its per-table counters "
+                              "come from system_views over CQL)")
+        if store == "cassandra" and self.monitor.hbase_jvm_system_metrics:
+            raise field_error("MetctlConfig", ("monitor", "hbase_jvm_system_metrics"),
+                              "false with datastore.driver cassandra (node metrics come from "
+                              "Ganglia)", True)
         return self
 
 

@@ -1,6 +1,7 @@
-"""The evaluation harness: one simulated cluster wired to the real monitor collector, the real
-executor and the real control loop, exactly as the daemon wires live sources and drivers.
-`metctl simulate`, `metctl run` (on the demo config) and the tests build their stack here."""
+"""The evaluation harness: a simulated cluster as the daemon's backend, assembled by
+controller.assembly exactly as a live cluster is (the real collector, executor and loop), and a
+Recorder of what the loop did. `metctl simulate`, `metctl run` (on the demo config), the
+benches and the tests build their simulated runs here."""
 from __future__ import annotations
 
 import time
@@ -9,10 +10,14 @@ from typing import Callable, Sequence
 
 from actuator.executor import Executor
 from actuator.journal import Journal
+from controller.assembly import Daemon, assemble
 from controller.config import MetctlConfig
-from controller.loop import ControlLoop, HoldCause, LoopObserver, MemoryStore
+from controller.console.view import sim_tenants
+from controller.loop import ControlLoop, HoldCause, LoopObserver
+from controller.production import Production
 from decision.model import ClusterSnapshot, Plan
 from monitor.collector import Collector
+from monitor.source import MetricsSource
 from simulator.adapters import SimClock, SimDataStore, SimInfrastructure, SimMetricsSource
 from simulator.cluster import SimCluster
 from simulator.scenario import Scenario, load_scenario
@@ -65,19 +70,86 @@ class Recorder(LoopObserver):
         self.errors.append((now, f"{type(error).__name__}: {error}"))
 
 
+class SimulatedBackend:
+    """A simulated cluster as the daemon's backend: its metric source, infrastructure and data
+    store (simulator.adapters), its clock and a journal in memory (a simulated cluster starts
+    empty every time, so a plan of an earlier run is never "resumed" against a new one)."""
+
+    def __init__(self, config: MetctlConfig, scenario: Scenario, *, seed: int | None = None,
+                 clock: Callable[[SimCluster], SimClock] | None = None):
+        self.cluster = SimCluster(scenario, config.simulator, seed=seed, cluster=config.cluster)
+        # The store's own balancer: off when the policy places partitions itself (MET; an
+        # operator sets hbase.balancer.period high while metctl is in charge), on otherwise
+        # (tiramola relies on HBase's balancer to give new nodes regions; static is plain HBase).
+        self.cluster.balancer_on = config.policy.name != "met"
+        self.clock = clock(self.cluster) if clock is not None else SimClock(self.cluster)
+        self.sources: list[MetricsSource] = [SimMetricsSource(self.cluster)]
+        self.infrastructure = SimInfrastructure(self.cluster)
+        self.datastore = SimDataStore(self.cluster)
+        self.journal = Journal(":memory:")
+        # the console's latency chart: each simulated workload, against the scenario's objective
+        self.tenants: Callable[[], dict[str, float]] | None = sim_tenants(self.cluster)
+        self.slo_ms: float | None = scenario.slo_latency_ms
+
+    def close(self) -> None:
+        self.journal.close()
+
+
+def simulated_config(config: MetctlConfig, scenario: Scenario, *, policy: str | None = None
+                     ) -> MetctlConfig:
+    """The config a simulated run uses: `policy` overrides config.policy.name; the policy is
+    told the scenario's latency objective when the config sets none (as an operator would);
+    the executor moves data the way the scenario's store does (incremental: one source at a
+    time toward a new node; parallel: every source at once)."""
+    if policy is not None:
+        config = config.model_copy(update={"policy": config.policy.model_copy(update={"name": policy})})
+    if config.policy.latency_slo_ms is None:
+        config = config.model_copy(update={"policy": config.policy.model_copy(
+            update={"latency_slo_ms": float(scenario.slo_latency_ms)})})
+    mode = scenario.data_transfer or config.simulator.data_transfer
+    ex = config.executor
+    if mode == "parallel":
+        ex = ex.model_copy(update={"incremental_transfer": False,
+                                   "max_concurrent_moves": max(ex.max_concurrent_moves, 64)})
+    elif mode == "incremental":
+        ex = ex.model_copy(update={"incremental_transfer": True})
+    return config.model_copy(update={"executor": ex})
+
+
 @dataclass
 class SimRun:
     """One simulated run, ready to go."""
 
     config: MetctlConfig
     scenario: Scenario
-    cluster: SimCluster
-    clock: SimClock
-    collector: Collector
-    executor: Executor
-    loop: ControlLoop
+    daemon: Daemon
     recorder: Recorder
     wall_s: float = 0.0
+
+    @property
+    def backend(self) -> SimulatedBackend:
+        assert isinstance(self.daemon.backend, SimulatedBackend)
+        return self.daemon.backend
+
+    @property
+    def cluster(self) -> SimCluster:
+        return self.backend.cluster
+
+    @property
+    def clock(self) -> SimClock:
+        return self.backend.clock
+
+    @property
+    def collector(self) -> Collector:
+        return self.daemon.collector
+
+    @property
+    def executor(self) -> Executor:
+        return self.daemon.executor
+
+    @property
+    def loop(self) -> ControlLoop:
+        return self.daemon.loop
 
     def run(self, until: float | None = None, *, progress: Callable[[float], None] | None = None,
             rounds: int | None = None) -> None:
@@ -95,48 +167,21 @@ class SimRun:
 def build_run(config: MetctlConfig, scenario: Scenario | str | None = None, *, seed: int | None = None,
               policy: str | None = None, data_transfer: str | None = None,
               observers: Sequence[LoopObserver] = (), memory_path: str | None = None,
-              wrap_sources: Callable[[list], list] | None = None,
-              wrap_executor: Callable[[Executor], object] | None = None,
-              wrap_drivers: Callable[[object, object], tuple] | None = None,
-              may_act: Callable[[], bool] | None = None, clock: object | None = None) -> SimRun:
-    """Wire a simulated cluster to the collector, executor and loop.
+              production: Production | None = None, control: bool = False,
+              clock: Callable[[SimCluster], SimClock] | None = None) -> SimRun:
+    """The daemon (controller.assembly) on a simulated cluster, with a Recorder first among
+    its observers.
 
     policy overrides config.policy.name; data_transfer overrides the scenario's and the
-    simulator's (none | incremental | parallel) and sets the executor to match (incremental:
-    one source at a time toward a new node; parallel: every source at once)."""
+    simulator's (none | incremental | parallel); see `simulated_config`. production and control
+    as in `assemble` (what `metctl run` on the simulator adds)."""
     if scenario is None or isinstance(scenario, str):
         scenario = load_scenario(scenario or config.simulator.scenario)
-    if policy is not None:
-        config = config.model_copy(update={"policy": config.policy.model_copy(update={"name": policy})})
     if data_transfer is not None:
         scenario = scenario.model_copy(update={"data_transfer": data_transfer})
-    if config.policy.latency_slo_ms is None:
-        # the tenants' objective is the scenario's: the policy is told it, as an operator would
-        config = config.model_copy(update={"policy": config.policy.model_copy(
-            update={"latency_slo_ms": float(scenario.slo_latency_ms)})})
-    mode = scenario.data_transfer or config.simulator.data_transfer
-    ex = config.executor
-    if mode == "parallel":
-        ex = ex.model_copy(update={"incremental_transfer": False,
-                                   "max_concurrent_moves": max(ex.max_concurrent_moves, 64)})
-    elif mode == "incremental":
-        ex = ex.model_copy(update={"incremental_transfer": True})
-    cluster = SimCluster(scenario, config.simulator, seed=seed, cluster=config.cluster)
-    # The store's own balancer: off when the policy places partitions itself (MET; an operator
-    # sets hbase.balancer.period high while metctl is in charge), on otherwise (tiramola relies
-    # on HBase's balancer to give new nodes regions; static is plain HBase).
-    cluster.balancer_on = config.policy.name != "met"
-    clock = clock(cluster) if callable(clock) else SimClock(cluster)
-    sources: list = [SimMetricsSource(cluster)]
-    collector = Collector(wrap_sources(sources) if wrap_sources else sources, config.monitor)
-    # A simulated cluster starts empty every time: its journal lives in memory, so a plan of
-    # an earlier run is never "resumed" against a new simulated cluster.
-    drivers = (SimInfrastructure(cluster), SimDataStore(cluster))
-    if wrap_drivers is not None:  # e.g. behind the leadership fence (controller.ha.fence_drivers)
-        drivers = wrap_drivers(*drivers)
-    executor = Executor(*drivers, ex, clock.now, config.cluster, journal=Journal(":memory:"))
+    config = simulated_config(config, scenario, policy=policy)
     recorder = Recorder()
-    loop = ControlLoop(collector, wrap_executor(executor) if wrap_executor else executor,
-                       config.policy, config.loop, clock, memory=MemoryStore(memory_path),
-                       observers=[recorder, *observers], may_act=may_act)
-    return SimRun(config, scenario, cluster, clock, collector, executor, loop, recorder)
+    backend = SimulatedBackend(config, scenario, seed=seed, clock=clock)
+    daemon = assemble(config, backend, observers=[recorder, *observers], memory_path=memory_path,
+                      production=production, control=control)
+    return SimRun(config, scenario, daemon, recorder)

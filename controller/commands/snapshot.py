@@ -168,7 +168,7 @@ def _cassandra_sources(config: Any, settings: MonitorSettings, path: str) -> tup
     Ganglia if configured), through the same driver `metctl run` opens (read-only here)."""
     from pathlib import Path
 
-    from controller.commands.run import open_cassandra
+    from controller.live import open_cassandra
     from monitor.live import cassandra_sources
 
     if settings.hbase_jmx_urls:

@@ -305,7 +305,6 @@ def test_nodes_protected_while_a_plan_runs_keep_their_profile(tmp_path):
     from dataclasses import replace
 
     from controller.control import Protection
-    from controller.control_plane import ControlPlane
     from controller.harness import build_run
 
     base = default_config()
@@ -313,9 +312,9 @@ def test_nodes_protected_while_a_plan_runs_keep_their_profile(tmp_path):
     config = base.model_copy(update={"control": ControlSettings(
         api_address=None, state_path=str(tmp_path / "control.json")),
         "policy": base.policy.model_copy(update={"paper_faithful": True})})
-    run = build_run(config, "met-elasticity.yaml")
-    plane = ControlPlane(config)
-    plane.attach(run.loop)
+    run = build_run(config, "met-elasticity.yaml", control=True)
+    plane = run.daemon.plane
+    assert plane is not None
     t = 0.0
     while not run.loop.executor.busy:
         t += 60

@@ -282,7 +282,8 @@ class WithoutFirstHost:
 
 
 def test_stale_simulated_metrics_hold(sim_stack):
-    run = sim_stack("met", wrap_sources=lambda sources: [WithoutFirstHost(s) for s in sources])
+    run = sim_stack("met")
+    run.collector.sources = tuple(WithoutFirstHost(s) for s in run.collector.sources)
     run.run(until=400)
     assert run.recorder.decisions == [] and run.recorder.plan_events == []
     assert {c for _, c, _ in run.recorder.holds} == {"stale_metrics"}
