@@ -368,5 +368,12 @@ class DataStoreSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     driver: Literal["sim", "hbase", "cassandra"] = Field("sim", description="Data-store driver.")
+    move_mb_s: float = Field(
+        26.0, gt=0, description="MiB/s at which one partition's data travels when it moves: "
+        "read back from HDFS on its new node (HBase: its cache warms up) or streamed to it "
+        "(stores that copy data). The policy prices moves with it, the executor allows a copy "
+        "this long (move_timeout_s), the simulated store streams at it. One sender's rate in "
+        "the incremental-elasticity paper (210 Mbit/s); a 3.6 GB partition, two moves at "
+        "once: 283 s.")
     hbase: HBaseStoreSettings = HBaseStoreSettings()
     cassandra: CassandraStoreSettings = CassandraStoreSettings()

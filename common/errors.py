@@ -17,3 +17,8 @@ class BadInput(ValueError):
         # rebuilt from its three parts when it crosses a process boundary (a worker of
         # `metctl simulate` or bench/evaluate.py raising it): Exception's default passes args only
         return (type(self), (self.file, self.field, self.expected))
+
+
+class DeprecatedKey(FutureWarning):
+    """A config key that moved (controller/layers.py): it still works for one release, and the
+    warning names its new place. A FutureWarning: Python shows those to the operator by default."""

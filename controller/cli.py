@@ -8,11 +8,13 @@ from __future__ import annotations
 import importlib
 import re
 import sys
+import warnings
 
 import click
 
 from common.redact import redact
 from controller.errors import BadInput
+from common.errors import DeprecatedKey
 
 # subcommand name -> module under controller.commands exposing `command`
 COMMANDS = ("plan", "validate", "snapshot", "simulate", "run", "nodes", "status",
@@ -49,7 +51,19 @@ def one_line(text: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
+_show_warning = warnings.showwarning
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A moved config key is one line for the operator, not a Python source location."""
+    if issubclass(category, DeprecatedKey):
+        click.echo(f"metctl: warning: {redact(one_line(str(message)))}", err=True)
+    else:
+        _show_warning(message, category, filename, lineno, file, line)
+
+
 def main(argv: list[str] | None = None) -> int:
+    warnings.showwarning = _one_line_warning
     try:
         # Outside standalone mode click *returns* the code of ctx.exit(n) instead of raising it.
         returned = cli.main(args=argv, prog_name="metctl", standalone_mode=False)

@@ -1,4 +1,6 @@
-"""The metctl configuration: one model composed of the sections each package declares.
+"""The metctl configuration: one model composed of the sections each package declares, in two
+forms: `ConfigFile`, the file as written (its `policy:` in levels, controller/layers.py), and
+`MetctlConfig`, the settings the daemon runs with (the decision core's flat policy).
 
 Every default lives in its section's model (with its unit and meaning); this module composes
 them, loads YAML and turns validation failures into BadInput naming file, field and expectation.
@@ -11,16 +13,17 @@ Reading documents and turning validation errors into one BadInput line live in c
 from __future__ import annotations
 
 from pathlib import Path
-
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from actuator.settings import DataStoreSettings, ExecutorSettings, InfrastructureSettings
 from common.documents import Document, load_document  # noqa: F401  (re-exported)
+from common.errors import BadInput
 from common.models import field_error, parse_file, parse_model  # noqa: F401  (re-exported)
 from controller.control import ControlSettings
 from controller.ha import HASettings
+from controller.layers import Conflict, PolicySettings, migrate, warn
 from controller.loop_settings import LoopSettings
 from controller.telemetry import TelemetrySettings
 from decision.policy import PolicyConfig
@@ -28,11 +31,12 @@ from monitor.settings import MonitorSettings
 from simulator.settings import SimulatorSettings
 
 
-class MetctlConfig(BaseModel):
+class _Sections(BaseModel):
+    """The sections the file and the running daemon share (everything but `policy:`)."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     cluster: str = Field("demo", description="Cluster name; tags every node metctl launches.")
-    policy: PolicyConfig = PolicyConfig()
     monitor: MonitorSettings = MonitorSettings()
     loop: LoopSettings = LoopSettings()
     infrastructure: InfrastructureSettings = InfrastructureSettings()
@@ -43,47 +47,58 @@ class MetctlConfig(BaseModel):
     telemetry: TelemetrySettings = TelemetrySettings()
     control: ControlSettings = ControlSettings()
 
-    @model_validator(mode="before")
-    @classmethod
-    def _store_places_cassandra_data(cls, data: Any) -> Any:
-        """Cassandra spreads its data itself (token ranges): with datastore.driver cassandra the
-        policy only sizes the cluster (policy.data_placement: store), unless the file says
-        otherwise, which the after-check refuses."""
-        if isinstance(data, dict) and isinstance(data.get("datastore"), dict) \
-                and data["datastore"].get("driver") == "cassandra":
-            policy = data.get("policy")
-            if policy is None:
-                data = {**data, "policy": {"data_placement": "store"}}
-            elif isinstance(policy, dict) and "data_placement" not in policy:
-                data = {**data, "policy": {**policy, "data_placement": "store"}}
-        return data
-
     @model_validator(mode="after")
-    def _cassandra_needs_store_placement(self) -> MetctlConfig:
-        if self.datastore.driver == "cassandra" and self.policy.data_placement != "store":
-            raise ValueError("policy.data_placement must be store with datastore.driver "
-                             "cassandra: Cassandra places its own data, metctl cannot move it")
-        return self
-
-    @model_validator(mode="after")
-    def _live_store_is_reachable(self) -> MetctlConfig:
+    def _live_store_is_reachable(self) -> _Sections:
         """What a real data store needs before anything starts (each a contradiction whatever
         the command: `validate`, `run`, `snapshot` refuse it alike; what only the daemon needs
         is checked by `metctl run`)."""
         store = self.datastore.driver
         if store == "hbase" and not self.monitor.hbase_jmx_urls:
-            raise field_error("MetctlConfig", ("monitor", "hbase_jmx_urls"),
+            raise field_error("config", ("monitor", "hbase_jmx_urls"),
                               "at least one RegionServer /jmx URL (per-region counters come "
                               "from there)", [])
         if store == "cassandra" and self.monitor.hbase_jmx_urls:
             # HBase-only sources next to a Cassandra store are a mix-up, not something to ignore
-            raise field_error("MetctlConfig", ("monitor", "hbase_jmx_urls"),
+            raise field_error("config", ("monitor", "hbase_jmx_urls"),
                               "empty with datastore.driver cassandra (its per-table counters "
                               "come from system_views over CQL)")
         if store == "cassandra" and self.monitor.hbase_jvm_system_metrics:
-            raise field_error("MetctlConfig", ("monitor", "hbase_jvm_system_metrics"),
+            raise field_error("config", ("monitor", "hbase_jvm_system_metrics"),
                               "false with datastore.driver cassandra (node metrics come from "
                               "Ganglia)", True)
+        return self
+
+
+class ConfigFile(_Sections):
+    """The config as written (controller.layers): `policy:` in levels, the keys that say one
+    thing once. `resolve()` gives the settings the daemon runs with."""
+
+    policy: PolicySettings = PolicySettings()
+
+    def resolve(self) -> dict[str, Any]:
+        """The runtime config (MetctlConfig) as data: level-1 keys and `datastore.move_mb_s`
+        fed into every internal field that said the same thing (controller.layers.FED)."""
+        data = self.model_dump(exclude={"policy"})
+        policy = self.policy.internals(self.datastore.driver == "cassandra")
+        policy["move_mb_s"] = self.datastore.move_mb_s
+        data["policy"] = policy
+        data["loop"].update(self.policy.loop_internals())
+        data["executor"]["move_mb_s"] = self.datastore.move_mb_s
+        data["simulator"]["actions"]["sender_mb_s"] = self.datastore.move_mb_s
+        return data
+
+
+class MetctlConfig(_Sections):
+    """The settings the daemon runs with: `policy` is the decision core's (flat) parameters.
+    Built from a file by `load_config`; tests and tools may build it directly."""
+
+    policy: PolicyConfig = PolicyConfig()
+
+    @model_validator(mode="after")
+    def _cassandra_needs_store_placement(self) -> MetctlConfig:
+        if self.datastore.driver == "cassandra" and self.policy.data_placement != "store":
+            raise ValueError("policy.advanced.data_placement must be store with datastore.driver "
+                             "cassandra: Cassandra places its own data, metctl cannot move it")
         return self
 
 
@@ -99,12 +114,28 @@ def load_config(path: str | Path | None) -> MetctlConfig:
     """The config in `path` (YAML), or the embedded default when `path` is None.
 
     An empty file is the default config; unknown keys, wrong types and out-of-range values are
-    BadInput naming the file, the field path and what was expected.
+    BadInput naming the file, the field path and what was expected. A key that moved
+    (controller.layers.DEPRECATED) still works, with one DeprecatedKey warning naming its new
+    place.
     """
     if path is None:
         return default_config()
-    return parse_file(MetctlConfig, path)
+    doc = load_document(path)
+    return config_from(doc.data, doc.file, doc)
 
 
-__all__ = ["MetctlConfig", "Document", "load_document", "parse_model", "parse_file",
+def config_from(data: Any, file: str, document: Document | None = None) -> MetctlConfig:
+    """The runtime config of a parsed config document (see load_config)."""
+    try:
+        data, notes = migrate(data)
+    except Conflict as err:
+        raise BadInput(file, err.field, err.expected) from None
+    written = parse_model(ConfigFile, data, file, document)
+    warn(file, notes)
+    # The cross-field checks of the runtime settings (the policy's thresholds, Cassandra's
+    # placement) name the runtime field; the file's own keys were checked above.
+    return parse_model(MetctlConfig, written.resolve(), file)
+
+
+__all__ = ["MetctlConfig", "ConfigFile", "config_from", "Document", "load_document", "parse_model", "parse_file",
            "default_config", "load_config"]

@@ -1,8 +1,8 @@
 """The configuration reference (docs/config-reference.md), generated from the config models.
 
 Every key, its type, default and description come from the pydantic models that validate the
-config (controller/config.py's MetctlConfig and its sections), so the document cannot say
-anything the code does not do. A test regenerates it and fails when the committed file differs.
+config as written (controller/config.py's ConfigFile, its sections and the layered `policy:` of
+controller/layers.py), so the document cannot say anything the code does not do. A test regenerates it and fails when the committed file differs.
 
     python -m controller.config_reference            # rewrite docs/config-reference.md
     python -m controller.config_reference --check    # exit 1 if it is out of date
@@ -22,7 +22,9 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from controller.config import MetctlConfig
+from controller.config import ConfigFile
+from controller.layers import ADVANCED_FIELDS, DEPRECATED, FED, level_of
+from decision.policy import PolicyConfig
 
 OUTPUT = Path(__file__).resolve().parents[1] / "docs" / "config-reference.md"
 
@@ -35,7 +37,22 @@ metctl reads one YAML file (`metctl run --config FILE`, `metctl plan --config FI
 `metctl validate FILE`). Every key is optional: a missing key takes the default below. Unknown
 keys are refused with an error naming the file and the key. Units are in the names (`_s`
 seconds, `_mb` megabytes); fractions are 0..1.
+
+Each key has a level (column "level"):
+
+- **0** — what the cluster is: the datastore and infrastructure, the endpoints metctl reads
+  and serves. Set once.
+- **1** — the keys an operator tunes, all under `policy:`: the preset, the SLO, the node
+  bounds, the scale-out and scale-in behaviour, the prediction cycle.
+- **2** — advanced: `policy.advanced.*` overrides a preset's internals; the other sections'
+  remaining keys tune how metctl samples, acts and serves.
+
+Keys that moved still work for one release, with a warning naming the new key (the table at
+the end).
 """
+
+LEVEL = {0: "0", 1: "1", 2: "2 (advanced)"}
+TABLE_HEAD = ["| key | level | type | default | meaning |", "| --- | --- | --- | --- | --- |"]
 
 
 def type_name(annotation: Any) -> str:
@@ -111,10 +128,16 @@ def entry_model(annotation: Any) -> type[BaseModel] | None:
 
 
 def rows(model: type[BaseModel], prefix: str) -> tuple[list[str], list[tuple[str, type[BaseModel]]]]:
-    """Table rows for a model's plain keys, and its sub-sections (rendered after it)."""
+    """Table rows for a model's plain keys, and its sub-sections (rendered after it). Internal
+    fields a file key sets (controller.layers.FED) are no keys of the file."""
     lines, subsections = [], []
+    only = ADVANCED_FIELDS if prefix == "policy.advanced." else None
     for name, field in model.model_fields.items():
         key = f"{prefix}{name}"
+        if key in FED or (only is not None and name not in only):
+            continue
+        if key == "policy.advanced":  # its keys are the preset's internals, with their defaults
+            subsections.append((key, PolicyConfig))
         sub = section_model(field.annotation)
         if sub is not None:
             subsections.append((key, sub))
@@ -123,7 +146,7 @@ def rows(model: type[BaseModel], prefix: str) -> tuple[list[str], list[tuple[str
         if entry is not None:  # each entry's keys get a section of their own, `key[]`
             subsections.append((f"{key}[]", entry))
         kind = f"list of entries (`{key}[]`)" if entry is not None else type_name(field.annotation)
-        lines.append(f"| `{key}` | {cell(kind)}{constraints(field)} | "
+        lines.append(f"| `{key}` | {LEVEL[level_of(key)]} | {cell(kind)}{constraints(field)} | "
                      f"{cell(default_text(field))} | {cell(field.description or '')} |")
     return lines, subsections
 
@@ -135,21 +158,27 @@ def render_section(key: str, model: type[BaseModel], out: list[str]) -> None:
         out.append(cell(doc.splitlines()[0]) + "\n")
     lines, subsections = rows(model, f"{key}.")
     if lines:
-        out += ["| key | type | default | meaning |", "| --- | --- | --- | --- |", *lines, ""]
+        out += [*TABLE_HEAD, *lines, ""]
     else:
         out.append("(no settings yet)\n")
     for sub_key, sub in subsections:
         render_section(sub_key, sub, out)
 
 
-def render(model: type[BaseModel] = MetctlConfig) -> str:
+def render(model: type[BaseModel] = ConfigFile) -> str:
     out = [HEADER]
     lines, subsections = rows(model, "")
     if lines:
-        out += ["## Top level\n", "| key | type | default | meaning |",
-                "| --- | --- | --- | --- |", *lines, ""]
+        out += ["## Top level\n", *TABLE_HEAD, *lines, ""]
+    # level 1 first: what every operator tunes
+    subsections.sort(key=lambda item: item[0] != "policy")
     for key, sub in subsections:
         render_section(key, sub, out)
+    out += ["## Keys that moved\n", "They work until the next release; each use warns once, "
+            "naming the new key.\n", "| old key | new key |", "| --- | --- |",
+            "| `policy.paper_faithful: true` | `policy.preset: met-paper` |",
+            "| `policy.latency_gate: false` | `policy.slo.latency_ms: off` |",
+            *(f"| `{m.old}` | `{m.new}` |" for m in DEPRECATED), ""]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import click
 
-from controller.config import MetctlConfig, load_document, parse_model
+from controller.config import config_from, load_document, parse_model
+from controller.layers import preset_of
 from controller.snapshot_io import is_snapshot_data, snapshot_from_data
 
 
@@ -29,7 +30,6 @@ def command(file: str) -> None:
         click.echo(f"ok: {file}: simulator scenario {scenario.name!r} with "
                    f"{len(scenario.workloads)} workloads over {scenario.duration_s:g} s")
         return
-    config = parse_model(MetctlConfig, doc.data, doc.file, doc)
-    policy = getattr(config.policy, "name", None)
-    click.echo(f"ok: {file}: metctl config for cluster {config.cluster!r}"
-               + (f", policy {policy}" if policy else ""))
+    config = config_from(doc.data, doc.file, doc)
+    click.echo(f"ok: {file}: metctl config for cluster {config.cluster!r}, policy preset "
+               f"{preset_of(config.policy)}")

@@ -23,7 +23,9 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from controller.cli import main
-from controller.config import MetctlConfig
+from controller.config import ConfigFile
+from controller.layers import ADVANCED_FIELDS, FED
+from decision.policy import PolicyConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT_YAML = ROOT / "configs" / "examples" / "met-5-nodes.yaml"
@@ -71,7 +73,13 @@ def nested(path: tuple[str, ...], value: object) -> dict:
 
 NUMBER_BAD = [float("inf"), float("-inf"), float("nan"), "0.5", True, 1e308, "9" * 200]
 BOOL_BAD = ["yes", 1, "true", 0.0]
-CONFIG_CASES = [(path, bad) for path, default in leaves(MetctlConfig())
+# every key of the file as written: the sections' leaves (less the internal fields one key sets)
+# and the preset's internals under policy.advanced
+FILE_LEAVES = [(path, default) for path, default in leaves(ConfigFile())
+               if ".".join(path) not in FED] + [
+    (("policy", "advanced") + path, default) for path, default in leaves(PolicyConfig())
+    if path[0] in ADVANCED_FIELDS]
+CONFIG_CASES = [(path, bad) for path, default in FILE_LEAVES
                 for bad in (BOOL_BAD if isinstance(default, bool) else NUMBER_BAD)]
 
 

@@ -1,11 +1,16 @@
 """Config loading and the one place that turns bad documents into one BadInput line."""
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Annotated, Literal
 
 import pytest
+import yaml
 from pydantic import BaseModel, ConfigDict, Field
+
+from common.errors import DeprecatedKey
+from controller.cli import main
 
 from controller.config import (
     MetctlConfig,
@@ -16,6 +21,7 @@ from controller.config import (
     parse_model,
 )
 from controller.errors import BadInput
+from controller.layers import DEPRECATED
 
 
 def write(tmp_path: Path, name: str, text: str | bytes) -> Path:
@@ -260,9 +266,87 @@ def test_cassandra_is_sized_by_metctl_and_placed_by_the_store(tmp_path):
         return path
     cass = "datastore:\n  driver: cassandra\n"
     assert load_config(config(cass)).policy.data_placement == "store"
-    assert load_config(config(cass + "policy:\n  cpu_high: 0.7\n")).policy.data_placement == "store"
-    assert load_config(config("policy:\n  cpu_high: 0.7\n")).policy.data_placement == "metctl"
-    with pytest.raises(BadInput, match="policy.data_placement must be store"):
-        load_config(config(cass + "policy:\n  data_placement: metctl\n"))
+    high = "policy:\n  advanced:\n    cpu_high: 0.7\n"
+    assert load_config(config(cass + high)).policy.data_placement == "store"
+    assert load_config(config(high)).policy.data_placement == "metctl"
+    with pytest.raises(BadInput, match="policy.advanced.data_placement must be store"):
+        load_config(config(cass + "policy:\n  advanced:\n    data_placement: metctl\n"))
     with pytest.raises(BadInput, match="paper_faithful: false"):
-        load_config(config(cass + "policy:\n  paper_faithful: true\n"))
+        load_config(config(cass + "policy:\n  preset: met-paper\n"))
+
+
+# ------------------------------------------------------------------ keys that moved (layers)
+
+
+def _moved_value(row):
+    """A valid value for the old key of `row`, other than its default (so a key that were
+    dropped instead of moved would show)."""
+    special = {"policy.name": "tiramola", "policy.latency_slo_ms": 40.0,
+               "policy.predict_cycle_s": 86400.0, "policy.max_moves": 7,
+               "policy.grouping": "load", "policy.scale_out_ceiling": "double",
+               "policy.data_placement": "store", "policy.tables": {"t": {"exclude": True}}}
+    if row.old in special:
+        return special[row.old]
+    section, *rest = row.old.split(".")
+    value = getattr(MetctlConfig(), section)
+    for part in rest:
+        value = getattr(value, part)
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    return round(value * 0.9, 6) if value else 1.0
+
+
+@pytest.mark.parametrize("row", DEPRECATED, ids=lambda row: row.old)
+def test_a_moved_key_still_works_with_one_warning_naming_the_new_key(tmp_path, capsys, row):
+    value = _moved_value(row)
+    old = write(tmp_path, "old.yaml", yaml.safe_dump(_nested(row.old, value)))
+    new = write(tmp_path, "new.yaml", yaml.safe_dump(_nested(row.new, row.value(value))))
+    assert main(["validate", str(old)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"metctl: warning: {old}: {row.old} is deprecated")
+    assert row.new in err[0]
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert load_config(old) == load_config(new) != load_config(None)
+    assert [w.category for w in seen] == [DeprecatedKey]
+
+
+def test_an_old_key_and_its_new_key_saying_different_things_is_refused(tmp_path):
+    p = write(tmp_path, "c.yaml", "policy:\n  warmup_s: 100\n  scale_out:\n    cooldown_s: 200\n")
+    err = bad(load_config, p)
+    assert err.field == "policy.warmup_s" and "policy.scale_out.cooldown_s" in err.expected
+
+
+def test_paper_faithful_and_the_latency_gate_become_a_preset_and_an_slo(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecatedKey)
+        old = load_config(write(tmp_path, "o.yaml", "policy:\n  name: met\n  paper_faithful: true\n"
+                                "  latency_gate: false\n"))
+    new = load_config(write(tmp_path, "n.yaml", "policy:\n  preset: met-paper\n  slo:\n"
+                            "    latency_ms: 'off'\n"))
+    assert old == new and new.policy.paper_faithful and not new.policy.latency_gate
+
+
+def test_one_move_rate_feeds_the_policy_the_executor_and_the_simulated_store(tmp_path):
+    c = load_config(write(tmp_path, "c.yaml", "datastore:\n  move_mb_s: 40\n"))
+    assert c.policy.move_mb_s == c.executor.move_mb_s == c.simulator.actions.sender_mb_s == 40
+
+
+def test_behaviour_windows_feed_the_loop_and_the_policy(tmp_path):
+    c = load_config(write(tmp_path, "c.yaml", "policy:\n  scale_in:\n    stabilization_s: 300\n"
+                          "  scale_out:\n    cooldown_s: 120\n"))
+    # met judges its warm-up itself; the loop holds scale-in for the stabilisation window
+    assert (c.policy.warmup_s, c.loop.cooldown_after_scale_out_s) == (120, 0)
+    assert c.loop.scale_in_stabilization_s == 300
+    t = load_config(write(tmp_path, "t.yaml", "policy:\n  preset: tiramola\n  scale_out:\n"
+                          "    cooldown_s: 120\n"))
+    assert t.loop.cooldown_after_scale_out_s == 120  # tiramola has no warm-up of its own
+
+
+def _nested(path: str, value: object) -> dict:
+    doc: object = value
+    for key in reversed(path.split(".")):
+        doc = {key: doc}
+    return doc  # type: ignore[return-value]

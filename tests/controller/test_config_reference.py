@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from controller.config import MetctlConfig
+from controller.config import ConfigFile
 from controller.config_reference import OUTPUT, main, render
+from controller.layers import ADVANCED_FIELDS, FED
 
 
 def keys(model: type[BaseModel], prefix: str = "") -> list[str]:
@@ -23,12 +24,21 @@ def test_committed_reference_matches_the_models():
         "docs/config-reference.md is out of date: run `python -m controller.config_reference`")
 
 
-def test_every_key_is_documented_with_its_default_and_meaning():
+def test_every_key_is_documented_with_its_level_default_and_meaning():
     text = render()
-    for key in keys(MetctlConfig):
+    file_keys = [k for k in keys(ConfigFile) if k not in FED and k != "policy.advanced"]
+    for key in file_keys + [f"policy.advanced.{name}" for name in ADVANCED_FIELDS]:
         row = next((line for line in text.splitlines() if line.startswith(f"| `{key}` |")), None)
         assert row is not None, key
-        assert row.count(" | ") >= 3 and not row.rstrip().endswith("|  |"), row
+        assert row.count(" | ") >= 4 and not row.rstrip().endswith("|  |"), row
+        assert row.split(" | ")[1] in ("0", "1", "2 (advanced)"), row
+
+
+def test_internal_fields_set_by_one_key_are_not_keys_of_the_file():
+    text = render()
+    key_rows = [line for line in text.splitlines() if line.count(" | ") >= 4]
+    for internal in FED:
+        assert not [row for row in key_rows if row.startswith(f"| `{internal}` |")], internal
 
 
 def test_check_mode_reports_drift(tmp_path):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.config import MetctlConfig, parse_file
+from controller.config import load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = sorted((ROOT / "configs" / "production").glob("*.yaml"))
@@ -22,7 +22,7 @@ def test_both_clouds_ship():
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
 def test_loads_with_real_drivers_and_every_site_value_present(path):
-    config = parse_file(MetctlConfig, path)
+    config = load_config(path)
     assert config.infrastructure.driver == path.stem
     assert config.datastore.driver == "hbase"
     assert config.monitor.hbase_jmx_urls and config.monitor.ganglia_endpoints
@@ -53,6 +53,6 @@ def test_the_commented_adopt_example_loads_once_uncommented(path, tmp_path):
     text = re.sub(r"\n  #  - ", "\n    - ", text)
     edited = tmp_path / path.name
     edited.write_text(text)
-    adopt = parse_file(MetctlConfig, edited).infrastructure.adopt
+    adopt = load_config(edited).infrastructure.adopt
     assert [bool(e.tags) for e in adopt] == [True, False, False]
     assert adopt[1].instance_ids and adopt[2].hosts == ("rs1.internal.example",)

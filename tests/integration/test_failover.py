@@ -131,8 +131,8 @@ class Daemon:
         self.identity = identity
         self.config = workdir / f"{identity}.yaml"
         self.config.write_text(
-            # latency_gate off: under met-elasticity's 50 ms the default met holds; failover needs plans
-            "cluster: hatest\npolicy: {name: met, latency_gate: false}\nloop: {memory_path: null}\n"
+            # no latency objective (slo.latency_ms off): under met-elasticity's 50 ms the default met holds; failover needs plans
+            "cluster: hatest\npolicy: {preset: met, slo: {latency_ms: 'off'}}\nloop: {memory_path: null}\n"
             "infrastructure: {driver: sim}\ndatastore: {driver: sim}\n"
             "simulator: {scenario: met-elasticity.yaml, data_transfer: none, run_speed: 60}\n"
             f"ha: {{zookeeper_hosts: '{zk_hosts}', root_znode: {root}, session_timeout_s: 2, "
