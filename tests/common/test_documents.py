@@ -21,17 +21,21 @@ def test_decision_errors_is_the_same_badinput():
     assert C is D is BadInput
 
 
-def test_a_device_is_refused_before_any_read():
-    # /dev/zero reports st_size 0: a size check on stat alone read until memory ran out.
-    with pytest.raises(BadInput, match="regular file"):
-        load_document("/dev/zero")
+def _device(tmp_path):
+    return "/dev/zero"  # reports st_size 0: a size check on stat alone read until memory ran out
 
 
-def test_a_fifo_is_refused_not_waited_on(tmp_path):
-    fifo = tmp_path / "c.yaml"
-    os.mkfifo(fifo)
-    with pytest.raises(BadInput, match="regular file"):
-        load_document(fifo)
+def _fifo(tmp_path):
+    os.mkfifo(tmp_path / "c.yaml")
+    return tmp_path / "c.yaml"
+
+
+@pytest.mark.parametrize("path, refusal", [
+    (_device, "regular file"), (_fifo, "regular file"), (lambda tmp: tmp, "not a directory"),
+], ids=["device", "fifo", "directory"])
+def test_a_path_that_is_no_regular_file_is_refused_before_any_read(tmp_path, path, refusal):
+    with pytest.raises(BadInput, match=refusal):
+        load_document(path(tmp_path))
 
 
 def test_the_byte_limit_holds_on_what_is_read(tmp_path):
@@ -40,11 +44,6 @@ def test_the_byte_limit_holds_on_what_is_read(tmp_path):
     assert read_bytes(p, 2000) == b" " * 2000
     with pytest.raises(BadInput, match="at most 1999 bytes"):
         read_bytes(p, 1999)
-
-
-def test_a_directory_is_refused(tmp_path):
-    with pytest.raises(BadInput, match="not a directory"):
-        load_document(tmp_path)
 
 
 @pytest.mark.parametrize("loader", ["C", "pure"])
@@ -79,17 +78,14 @@ def test_a_library_refusal_of_shallow_yaml_keeps_its_own_reason(tmp_path):
     assert "nested" not in str(err.value)
 
 
-def test_deep_block_yaml_is_refused(tmp_path):
-    p = tmp_path / "c.yaml"
-    p.write_text("- " * (MAX_DEPTH + 5) + "x\n")
-    with pytest.raises(BadInput, match="nested"):
-        load_document(p)
-
-
-def test_deep_json_is_refused_naming_the_file(tmp_path):
-    p = tmp_path / "s.json"
-    p.write_text("[" * 1000 + "]" * 1000)
-    with pytest.raises(BadInput, match=rf"s\.json: JSON nested at most {MAX_DEPTH}"):
+@pytest.mark.parametrize("name, text, refusal", [
+    ("c.yaml", "- " * (MAX_DEPTH + 5) + "x\n", "nested"),
+    ("s.json", "[" * 1000 + "]" * 1000, rf"s\.json: JSON nested at most {MAX_DEPTH}"),
+], ids=["block yaml", "json"])
+def test_deep_documents_are_refused_naming_the_file(tmp_path, name, text, refusal):
+    p = tmp_path / name
+    p.write_text(text)
+    with pytest.raises(BadInput, match=refusal):
         load_document(p)
 
 

@@ -13,7 +13,6 @@ Three generators:
 from __future__ import annotations
 
 import os
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from controller.cli import main
+from tests.fixtures.bad_input_tally import OUTCOMES
 from controller.config import ConfigFile
 from controller.layers import ADVANCED_FIELDS, FED
 from decision.policy import PolicyConfig
@@ -30,7 +30,6 @@ from decision.policy import PolicyConfig
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT_YAML = ROOT / "configs" / "examples" / "met-5-nodes.yaml"
 SNAPSHOT_JSON = ROOT / "configs" / "examples" / "met-5-nodes.json"
-OUTCOMES: Counter[str] = Counter()
 
 
 def run(capsys, argv: list[str]) -> tuple[int, str, str]:
@@ -235,13 +234,3 @@ def test_random_edits_are_accepted_or_refused_in_one_line(tmp_path_factory, caps
     assert code in (0, 2), (argv, code, err)
     if code == 2:
         assert err.startswith("metctl: ") and len(err.splitlines()) == 1 and str(f) in err, err
-
-
-def test_zz_print_outcomes(capsys):
-    # Runs last in this module (name order within the file is definition order): the tally
-    # for the closing note of issue 14.
-    with capsys.disabled():
-        total = sum(OUTCOMES.values())
-        print(f"\nbad-input cases: {total}")
-        for key, n in sorted(OUTCOMES.items()):
-            print(f"  {key}: {n}")

@@ -79,22 +79,24 @@ def test_unknown_key_inside_a_section_names_the_dotted_path(tmp_path):
     assert "unknown key" in err.expected
 
 
-def test_wrong_type_names_the_field_and_what_was_given(tmp_path):
-    p = write(tmp_path, "c.yaml", "cluster: [a, b]\n")
+@pytest.mark.parametrize("text, field, expected", [
+    ("cluster: [a, b]\n", "cluster (line 1)", ("string", "list")),
+    ("policy: 3\n", "policy*", ("mapping",)),
+    ("- a\n- b\n", "", ("mapping",)),
+    ("policy:\n\tpreset: met\n", "line 2*", ()),
+    ("cluster: !!python/object/apply:os.system ['true']\n", None, ("YAML",)),
+    (b"cluster: \xff\xfe\n", None, ("UTF-8",)),
+], ids=["wrong type", "section not a mapping", "top level not a mapping", "tab indentation",
+        "unsafe tag", "not UTF-8"])
+def test_a_bad_document_names_the_field_and_what_was_expected(tmp_path, text, field, expected):
+    """field: exact, or a prefix when it ends in *; None: not checked."""
+    p = write(tmp_path, "c.yaml", text)
     err = bad(load_config, p)
-    assert err.field == "cluster (line 1)"
-    assert "string" in err.expected and "list" in err.expected
-
-
-def test_a_section_that_is_not_a_mapping(tmp_path):
-    err = bad(load_config, write(tmp_path, "c.yaml", "policy: 3\n"))
-    assert err.field.startswith("policy")
-    assert "mapping" in err.expected or "dictionary" in err.expected
-
-
-def test_top_level_must_be_a_mapping(tmp_path):
-    err = bad(load_config, write(tmp_path, "c.yaml", "- a\n- b\n"))
-    assert err.field == "" and "mapping" in err.expected
+    assert err.file == str(p)
+    if field is not None:
+        assert (err.field.startswith(field[:-1]) if field.endswith("*") else err.field == field)
+    for words in expected:
+        assert words in err.expected
 
 
 def test_yaml_syntax_error_gives_the_line(tmp_path):
@@ -106,30 +108,12 @@ def test_yaml_syntax_error_gives_the_line(tmp_path):
     assert "YAML" in err.expected
 
 
-def test_yaml_tab_indentation_is_a_syntax_error(tmp_path):
-    err = bad(load_config, write(tmp_path, "c.yaml", "policy:\n\tname: met\n"))
-    assert err.field.startswith("line 2")
-
-
-def test_yaml_is_loaded_safely(tmp_path):
-    p = write(tmp_path, "c.yaml", "cluster: !!python/object/apply:os.system ['true']\n")
-    err = bad(load_config, p)
-    assert "YAML" in err.expected
-
-
-def test_missing_file(tmp_path):
-    err = bad(load_config, tmp_path / "nope.yaml")
-    assert err.file == str(tmp_path / "nope.yaml") and "no such file" in err.expected
-
-
-def test_a_directory_is_not_a_config(tmp_path):
-    err = bad(load_config, tmp_path)
-    assert "directory" in err.expected
-
-
-def test_binary_file_is_not_utf8(tmp_path):
-    err = bad(load_config, write(tmp_path, "c.yaml", b"cluster: \xff\xfe\n"))
-    assert "UTF-8" in err.expected
+@pytest.mark.parametrize("path, expected", [
+    (lambda tmp: tmp / "nope.yaml", "no such file"), (lambda tmp: tmp, "directory"),
+], ids=["missing", "directory"])
+def test_a_path_that_is_no_config_file(tmp_path, path, expected):
+    err = bad(load_config, path(tmp_path))
+    assert err.file == str(path(tmp_path)) and expected in err.expected
 
 
 # ------------------------------------------------------------------ documents
