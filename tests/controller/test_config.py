@@ -327,6 +327,12 @@ def test_behaviour_windows_feed_the_loop_and_the_policy(tmp_path):
     t = load_config(write(tmp_path, "t.yaml", "policy:\n  preset: tiramola\n  scale_out:\n"
                           "    cooldown_s: 120\n"))
     assert t.loop.cooldown_after_scale_out_s == 120  # tiramola has no warm-up of its own
+    # target-tracking keeps HPA's scale-in window itself (300 s unless set); the loop holds none
+    tt = load_config(write(tmp_path, "tt.yaml", "policy:\n  preset: target-tracking\n"))
+    assert (tt.policy.target_scale_in_window_s, tt.loop.scale_in_stabilization_s) == (300, 0)
+    tt = load_config(write(tmp_path, "tt.yaml", "policy:\n  preset: target-tracking\n"
+                           "  scale_in:\n    stabilization_s: 60\n"))
+    assert (tt.policy.target_scale_in_window_s, tt.loop.scale_in_stabilization_s) == (60, 0)
 
 
 def _nested(path: str, value: object) -> dict:

@@ -7,7 +7,6 @@ import json
 import pytest
 
 from controller.config import load_config
-from controller.control_plane import ControlPlane
 from controller.events import KINDS, EventStore, parse_kinds
 from controller.errors import BadInput
 from controller.harness import build_run
@@ -60,11 +59,10 @@ def test_a_simulated_run_records_decisions_plans_steps_and_their_effect(tmp_path
     from controller.production import Production
 
     prod = Production(config)
-    run = build_run(config, "met-elasticity.yaml", wrap_executor=prod.fence,
-                    wrap_drivers=prod.fence_drivers, may_act=prod.may_act)
+    run = build_run(config, "met-elasticity.yaml", production=prod, control=True)
     prod.start(handle_sigterm=False)
-    plane = ControlPlane(config, telemetry=prod.telemetry)
-    plane.attach(run.loop, step_listeners=prod.step_listeners)
+    plane = run.daemon.plane
+    assert plane is not None
     run.run(until=1800)
     events = plane.events.select(limit=1000)
     kinds = {e.kind for e in events}
