@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from decision.model import GROUPS
-from decision.placement import classify_one
+from decision.placement import classify
 
 HOUR_S = 3600.0
 BUSIEST = 12
@@ -143,6 +143,10 @@ class ClusterView:
         return out
 
     def _build(self, now: float, snapshot: Any) -> dict[str, Any]:
+        # numpy over the partitions (one pass of Python to read them): a decision on 100,000
+        # partitions must not wait seconds for the console (bench/bench_console.py)
+        import numpy as np
+
         per_node: dict[str, dict[str, Any]] = {}
         for n in snapshot.nodes:
             m = n.metrics
@@ -152,35 +156,47 @@ class ClusterView:
                 entry.update(cpu=m.cpu, io_wait=m.io_wait, memory=m.memory,
                              latency_ms=m.rpc_latency_ms)
             per_node[n.id] = entry
-        busiest = sorted(snapshot.partitions, key=lambda p: p.requests, reverse=True)[:BUSIEST]
-        for p in snapshot.partitions:
-            node = per_node.get(p.node)
-            if node is None:  # a partition on a server the snapshot does not list
-                node = per_node[p.node] = _empty_node(p.node, "default", "unknown")
-            group = classify_one(p.reads, p.writes, p.scans, self.policy)
-            node["partitions"][group] += 1
-            node["requests"][group] += p.requests
-            node["load"] += p.requests
-        for node in per_node.values():
-            util = max(node["cpu"] or 0.0, node["io_wait"] or 0.0)
+        parts = snapshot.partitions
+        for p in parts:  # a partition on a server the snapshot does not list
+            if p.node not in per_node:
+                per_node[p.node] = _empty_node(p.node, "default", "unknown")
+        ids = list(per_node)
+        index = {nid: i for i, nid in enumerate(ids)}
+        count = len(parts)
+        reads = np.fromiter((p.reads for p in parts), np.float64, count)
+        writes = np.fromiter((p.writes for p in parts), np.float64, count)
+        scans = np.fromiter((p.scans for p in parts), np.float64, count)
+        node = np.fromiter((index[p.node] for p in parts), np.int64, count)
+        load = reads + writes + scans
+        group = classify(reads, writes, scans, self.policy).astype(np.int64)
+        cell = node * len(GROUPS) + group
+        size = len(ids) * len(GROUPS)
+        counts = np.bincount(cell, minlength=size).reshape(len(ids), len(GROUPS))
+        requests = np.bincount(cell, weights=load, minlength=size).reshape(len(ids), len(GROUPS))
+        for i, nid in enumerate(ids):
+            entry = per_node[nid]
+            entry["partitions"] = dict(zip(GROUPS, counts[i].tolist()))
+            entry["requests"] = dict(zip(GROUPS, requests[i].tolist()))
+            entry["load"] = float(requests[i].sum())
+            util = max(entry["cpu"] or 0.0, entry["io_wait"] or 0.0)
             # requests per unit of its busier resource, scaled to 100 %; not below a tenth
             # busy (an idle node's ratio says nothing about what it could serve)
-            node["capacity"] = node["load"] / util if util >= 0.1 and node["load"] > 0 else None
-        loads = [n["load"] for n in per_node.values()]
+            entry["capacity"] = entry["load"] / util if util >= 0.1 and entry["load"] > 0 else None
+        top = np.argsort(-load, kind="stable")[:BUSIEST] if count else []
         return {
             "taken_at": snapshot.taken_at.isoformat() if snapshot.taken_at else None,
             "clock_s": now,
             "simulated": self.simulated,
             "nodes": sorted(per_node.values(), key=lambda n: _natural(n["id"])),
-            "busiest": [{"table": p.table, "partition": p.id, "node": p.node,
-                         "class": classify_one(p.reads, p.writes, p.scans, self.policy),
-                         "requests": p.requests, "reads": p.reads, "writes": p.writes,
-                         "scans": p.scans} for p in busiest],
+            "busiest": [{"table": parts[i].table, "partition": parts[i].id,
+                         "node": parts[i].node, "class": GROUPS[int(group[i])],
+                         "requests": float(load[i]), "reads": parts[i].reads,
+                         "writes": parts[i].writes, "scans": parts[i].scans} for i in top],
             "classes": list(GROUPS),
             "slo_ms": self.slo_ms,
             "thresholds": {"cpu_high": self.policy.cpu_high, "cpu_low": self.policy.cpu_low},
-            "totals": {"nodes": len(snapshot.nodes), "partitions": len(snapshot.partitions),
-                       "requests": sum(loads), "missing": list(snapshot.missing)[:20]},
+            "totals": {"nodes": len(snapshot.nodes), "partitions": count,
+                       "requests": float(load.sum()), "missing": list(snapshot.missing)[:20]},
         }
 
 
