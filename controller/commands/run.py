@@ -23,6 +23,7 @@ import signal
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console, Group
@@ -233,17 +234,31 @@ def _command(config_path, once, out_dir, api, observe, snapshots_dir=None, keep_
 
 
 def start_daemon(daemon: Daemon, console: Console) -> None:
-    """Start the daemon and say where the console is, before anything else is printed."""
+    """Start the daemon and say where the console is, before anything else is printed: with a
+    fixed port the address is known before the API starts (its own log lines come after); with
+    port 0 only once it is bound."""
+    plane = daemon.plane
+    settings = plane.settings if plane is not None else None
+    early = settings is not None and settings.api_address is not None and settings.bind()[1] != 0
+    if early:
+        _announce(console, *settings.bind(), settings)
     address = daemon.start()
-    if address is None or daemon.plane is None:
+    if settings is None:
         return
-    host, port = address
+    if address is None and early:
+        console.print("console: not served (the API could not start; see the error above)",
+                      highlight=False, markup=False)
+    elif address is not None and not early:
+        _announce(console, *address, settings)
+
+
+def _announce(console: Console, host: str, port: int, settings: Any) -> None:
     shown = f"[{host}]" if ":" in host else host
-    settings = daemon.plane.settings
     how = ("read only without a token" if settings.console_read_without_token
            else "asks for the token")
     console.print(f"console: http://{shown}:{port}/  ({how}; the token is in "
                   f"{settings.token_file})", highlight=False, markup=False, soft_wrap=True)
+    console.file.flush()
 
 
 class LiveLines(LoopObserver):
