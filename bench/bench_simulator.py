@@ -66,12 +66,12 @@ def static_section_3_4() -> None:
                 j = min((0, 1), key=lambda j: (count[j] >= 4, load[j]))
                 load[j] += cl.reg_share[r]
                 count[j] += 1
-                cl._open(r, j, locality=1.0)
+                cl.place(r, j)
             home = {"C": 2, "B": 3, "D": 3, "E": 4}
             for r in range(len(cl.reg_cls)):
                 w = cl.wl_names[cl.reg_cls[r]]
                 if w in home:
-                    cl._open(r, home[w], locality=1.0)
+                    cl.place(r, home[w])
         else:
             for node in cl.nodes:
                 node.profile = "tuned_homogeneous"

@@ -64,12 +64,13 @@ class SimMetricsSource:
                 if ms is not None:
                     latency[n.server_id] = ms
         parts = []
-        for r in np.where(c.reg_server >= 0)[0]:
-            node = c.nodes[int(c.reg_server[r])]
+        reg = c.regions
+        for r in np.where(reg.server >= 0)[0]:
+            node = c.nodes[int(reg.server[r])]
             parts.append(PartitionSample(
-                id=c.region_ids[r], table=c.region_tables[r], server=node.server_id,
-                reads=float(c.reg_reads[r]), writes=float(c.reg_writes[r]), scans=float(c.reg_scans[r]),
-                size_mb=float(c.reg_size[r]), locality=float(c.reg_locality[r])))
+                id=reg.ids[r], table=reg.tables[r], server=node.server_id,
+                reads=float(reg.reads[r]), writes=float(reg.writes[r]), scans=float(reg.scans[r]),
+                size_mb=float(reg.size[r]), locality=float(reg.locality[r])))
         return Sample(taken_at=c.t, hosts=tuple(hosts), partitions=tuple(parts),
                       server_profiles=profiles, servers=tuple(servers), server_latency_ms=latency)
 
@@ -116,16 +117,17 @@ class SimDataStore:
         c = self.cluster
         copied = c.transfer_mode != "none"  # moves stream the region's data (transfer modes)
         out = []
-        for r, rid in enumerate(c.region_ids):
-            k = int(c.reg_assigned[r])
-            out.append(PartitionLocation(id=rid, table=c.region_tables[r],
+        reg = c.regions
+        for r, rid in enumerate(reg.ids):
+            k = int(reg.assigned[r])
+            out.append(PartitionLocation(id=rid, table=reg.tables[r],
                                          server=c.nodes[k].server_id if k >= 0 else None,
-                                         size_mb=float(c.reg_size[r]) if copied else None))
+                                         size_mb=float(reg.size[r]) if copied else None))
         return out
 
     def _region(self, partition_id: str) -> int:
         try:
-            return self.cluster.region_ids.index(partition_id)
+            return self.cluster.regions.ids.index(partition_id)
         except ValueError:
             raise DriverError(f"no partition {partition_id}", retryable=False) from None
 
@@ -140,8 +142,8 @@ class SimDataStore:
     def move_partition(self, partition_id: str, target_server: str) -> None:
         r = self._region(partition_id)
         n = self._server(target_server)
-        if self.cluster.reg_server[r] < 0 and self.cluster.reg_open_target[r] != n.index \
-                and self.cluster.reg_open_target[r] != -1:
+        reg = self.cluster.regions
+        if reg.server[r] < 0 and reg.open_target[r] != n.index and reg.open_target[r] != -1:
             raise DriverError(f"{partition_id} is in transition", retryable=True)
         self.cluster.move(r, n.index)
 
@@ -152,7 +154,7 @@ class SimDataStore:
 
     def compact(self, partition_id: str) -> None:
         r = self._region(partition_id)
-        if self.cluster.reg_server[r] < 0:
+        if self.cluster.regions.server[r] < 0:
             raise DriverError(f"{partition_id} is in transition", retryable=True)
         self.cluster.compact(r)
 
@@ -168,15 +170,16 @@ class SimDataStore:
         r = self._region(partition_id)
         if r in c.splits:
             return  # splitting
-        if c.reg_server[r] < 0 or any(tr.region == r for tr in c.transfers):
+        reg = c.regions
+        if reg.server[r] < 0 or c.background.moving(r):
             raise DriverError(f"{partition_id} is in transition", retryable=True)
-        if c.reg_refs[r]:
+        if reg.refs[r]:
             # HBase splits a region only once its reference files to its own parent are
             # compacted away (reference guide, "RegionServer Splitting Implementation").
             raise DriverError(f"{partition_id} still has reference files from its own split "
                               "(splittable once its compaction ends)", retryable=True)
         cs = c.settings.costs
-        if c.reg_size[r] * 1024.0 / (cs.record_kb * cs.storage_overhead) < 2.0:
+        if reg.size[r] * 1024.0 / (cs.record_kb * cs.storage_overhead) < 2.0:
             raise DriverError(f"{partition_id} is too small to split (no split point)", retryable=False)
         c.split(r)
 

@@ -46,7 +46,7 @@ def key_range_shares(lo: np.ndarray, hi: np.ndarray, hot_data: float,
     """YCSB's hotspot generator over key ranges [lo, hi) of a table's ordered key space
     (fractions of it, 0..1): the hot range [0, hot_data) gets hot_ops of the requests, spread
     evenly over its keys, and the cold range the rest. A region's load follows from its range
-    alone, so a region split in two (simulator.cluster: a split) gives each daughter the
+    alone, so a region split in two (simulator.regions: Regions.split) gives each daughter the
     requests that fall in its half.
 
     Returns per range: its share of the table's requests, the fraction of its requests that

@@ -3,10 +3,12 @@ transfer serves moved partitions earlier than parallel transfer."""
 from __future__ import annotations
 
 import math
+from dataclasses import fields
 
 import numpy as np
 import pytest
 
+from simulator.regions import Regions
 from simulator.settings import SimulatorSettings
 
 
@@ -328,20 +330,25 @@ def test_shares_stay_whole_per_table_through_splits(sim_cluster):
 
 
 def test_every_per_region_array_grows_with_a_split(sim_cluster):
-    """A split appends a region; an array with one entry per region that _grow_regions does not
-    know would be one short (and misindexed) afterwards."""
+    """A split appends a region; an array with one entry per region kept outside
+    simulator.regions.Regions (which grows all its fields) would be one short (and misindexed)
+    afterwards."""
     cl = sim_cluster()  # 8 regions; 3 workloads, 3 nodes, 2 client machines: no length clash
     cl.run_until(10)
     n = len(cl.region_ids)
     assert n not in (len(cl.workloads), len(cl.nodes), len(cl.client_hosts))
-    per_region = {k for k, v in vars(cl).items()
-                  if (isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == n)
-                  or (isinstance(v, list) and len(v) == n and all(isinstance(x, str) for x in v))}
-    assert per_region == set(cl.REGION_ARRAYS) | set(cl.REGION_LISTS), (
-        "register every per-region array in SimCluster.REGION_ARRAYS / REGION_LISTS")
+
+    def per_region(obj):
+        return {k for k, v in vars(obj).items()
+                if (isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == n)
+                or (isinstance(v, list) and len(v) == n and all(isinstance(x, str) for x in v))}
+    assert not per_region(cl) and not per_region(cl.background), (
+        "keep every per-region array in simulator.regions.Regions")
+    assert per_region(cl.regions) == {f.name for f in fields(Regions)}
     _split_now(cl, 0)
-    for k in per_region:
-        assert len(getattr(cl, k)) == n + 1, k
+    for f in fields(Regions):
+        assert len(getattr(cl.regions, f.name)) == n + 1, f.name
+    assert len(cl.reg_size) == len(cl.region_ids) == n + 1  # the names the adapters use
 
 
 def test_a_split_takes_its_region_offline_briefly_then_compacts_its_daughters(sim_cluster):

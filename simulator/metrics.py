@@ -1,0 +1,181 @@
+"""What the simulated cluster shows: each node's host metrics as gmond reports them (CPU,
+io_wait, memory over its window), each RegionServer's mean call time as HBase's /jmx reports
+it, the live view's rows, and the per-step recording the report reads."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from simulator.nodes import SimNode
+from simulator.settings import HardwareSettings
+
+
+@dataclass(frozen=True)
+class Recording:
+    """What a run recorded, one row per step (the report's input)."""
+
+    t: np.ndarray  # s, step start
+    ops: np.ndarray  # (steps, workloads) operations completed in the step
+    latency_ms: np.ndarray  # mean response time over all operations in the step
+    latency_wl_ms: np.ndarray  # (steps, workloads) each workload's mean response time
+    vms: np.ndarray  # VMs billed (booting, running or stopping)
+    servers: np.ndarray  # RegionServers serving
+    tick_s: float
+    workloads: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NodeView:
+    """One VM as the live view shows it."""
+
+    host: str
+    profile: str
+    state: str  # the RegionServer's state once the VM runs, else the VM's
+    cpu: float  # gmond-window means; NaN before the first report
+    io_wait: float
+    memory: float
+    regions: int
+    ops_per_s: float
+
+
+@dataclass
+class Recorder:
+    """The recorded series, one entry per step."""
+
+    workloads: tuple[str, ...]
+    tick_s: float
+    t: list[float] = field(default_factory=list)
+    ops: list[np.ndarray] = field(default_factory=list)  # ops per workload in the step
+    latency_ms: list[float] = field(default_factory=list)  # mean response time over all operations
+    latency_wl_ms: list[np.ndarray] = field(default_factory=list)
+    vms: list[int] = field(default_factory=list)  # VMs billed (booting, running or stopping)
+    servers: list[int] = field(default_factory=list)  # RegionServers serving
+
+    def record(self, t: float, x: np.ndarray, dt: float, lat_wl: np.ndarray, vms: int, servers: int) -> None:
+        self.t.append(t)
+        self.ops.append(x * dt)
+        total = float(x.sum())
+        self.latency_ms.append(float((x * lat_wl).sum() / total) if total > 0 else 0.0)
+        self.latency_wl_ms.append(lat_wl)
+        self.vms.append(vms)
+        self.servers.append(servers)
+
+    def recording(self) -> Recording:
+        n = len(self.t)
+        w = len(self.workloads)
+        return Recording(t=np.asarray(self.t, dtype=float),
+                         ops=np.asarray(self.ops, dtype=float).reshape(n, w),
+                         latency_ms=np.asarray(self.latency_ms, dtype=float),
+                         latency_wl_ms=np.asarray(self.latency_wl_ms, dtype=float).reshape(n, w),
+                         vms=np.asarray(self.vms, dtype=float),
+                         servers=np.asarray(self.servers, dtype=float),
+                         tick_s=self.tick_s, workloads=self.workloads)
+
+
+def server_time_ms(x: np.ndarray, R_cpu: np.ndarray, R_disk: np.ndarray, D_cpu: np.ndarray,
+                   visits: np.ndarray, remote: np.ndarray, cores: int, rpc_floor_ms: float) -> np.ndarray:
+    """Mean time a request spends in each RegionServer (what HBase's /jmx TotalCallTime
+    measures, plus the wait on a remote DataNode): its CPU and disk residence (the queueing
+    part, R, and the multi-core part Seidmann moves into the delay), the remote-read delay
+    and the RPC floor, over the requests that reach the node. NaN where none arrives.
+    All (workloads, nodes): visits = share of a workload's requests that reach the node,
+    remote = its remote-read delay there."""
+    m = cores
+    inside = R_cpu + R_disk + D_cpu * (m - 1) / m + remote
+    arriving = (x[:, None] * visits).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(arriving > 0, (x[:, None] * inside).sum(axis=0) / arriving + rpc_floor_ms, np.nan)
+
+
+@dataclass(frozen=True)
+class NodeLoad:
+    """Per node (index = node), what one step asked of it."""
+
+    util_cpu: np.ndarray
+    util_disk: np.ndarray
+    bg_cpu: np.ndarray  # background share (transfers, compactions)
+    bg_disk: np.ndarray
+    disk_queue: np.ndarray  # requests at its disk (MVA), for io_wait
+    latency_ms: np.ndarray  # server_time_ms, NaN where no request arrived
+    cache_share: np.ndarray  # profile: block cache and memstore shares of the heap
+    memstore_share: np.ndarray
+    cached_kb: np.ndarray  # block cache filled with the regions it serves
+    writes: np.ndarray  # puts in the step
+
+
+def _at(a: np.ndarray, i: int, default: float) -> float:
+    return float(a[i]) if i < len(a) else default
+
+
+def observe_hosts(nodes: Sequence[SimNode], load: NodeLoad, h: HardwareSettings
+                  ) -> dict[str, tuple[float, float, float]]:
+    """Append one step's host metrics to every live node's window; return them by server id."""
+    out: dict[str, tuple[float, float, float]] = {}
+    for n in nodes:
+        if n.vm_state == "terminated":
+            continue
+        i = n.index
+        if n.rs_state in ("active",):
+            cpu, disk = float(load.util_cpu[i]), float(load.util_disk[i])
+            fill = min(1.0, load.cached_kb[i] / max(1.0, h.heap_mb * load.cache_share[i] * 1024.0))
+            ms_fill = 0.5 if load.writes[i] > 0 else 0.05
+            heap_used = h.heap_mb * (h.heap_base_share + load.cache_share[i] * fill + load.memstore_share[i] * ms_fill)
+        else:
+            cpu, disk = _at(load.bg_cpu, i, 0.0), 0.0
+            heap_used = 0.0 if n.rs_state in ("absent", "stopped") else h.heap_mb * h.heap_base_share
+        mem = min(1.0, (h.os_mb + heap_used) / h.ram_mb)
+        # Linux counts a CPU's idle time as iowait while a task that last ran on it waits
+        # for I/O (kernel/sched/cputime.c: account_idle_time, nr_iowait_cpu > 0;
+        # Documentation/filesystems/proc.rst "iowait"). So at most one CPU per blocked
+        # task, and only idle CPUs: iowait = min(outstanding I/Os, idle cores) / cores,
+        # outstanding = the disk's queue (MVA) plus the background stream while it runs.
+        waiting = _at(load.disk_queue, i, 0.0) + _at(load.bg_disk, i, 0.0)
+        io_wait = min(waiting, h.cores * (1.0 - cpu)) / h.cores if n.rs_state == "active" else 0.0
+        n.cpu_hist.append(cpu)
+        n.io_hist.append(io_wait)
+        n.mem_hist.append(mem)
+        if n.rs_state == "active":
+            # NaN: no call reached it this step (HBase's histogram then holds none either)
+            n.lat_hist.append(_at(load.latency_ms, i, math.nan))
+        out[n.server_id] = (cpu, io_wait, mem)
+    return out
+
+
+def host_metrics(node: SimNode) -> tuple[float, float, float] | None:
+    """CPU, io_wait and memory averaged over the node's window; None before its first report."""
+    if not node.cpu_hist:
+        return None
+    return (float(np.mean(node.cpu_hist)), float(np.mean(node.io_hist)), float(np.mean(node.mem_hist)))
+
+
+def server_latency_ms(node: SimNode) -> float | None:
+    """Mean time a request spent in this RegionServer over the metrics window, ms: over
+    the steps in which calls reached it, 0.0 when none did (HBase 2.6.4's call-time
+    histogram is emptied at every metrics snapshot: HistogramImpl.snapshot() calls
+    FastLongHistogram.snapshotAndReset(), so an idle server's TotalCallTime_mean reads 0,
+    never the latency of calls long gone); None before it ever served."""
+    if not node.lat_hist:
+        return None
+    served = [v for v in node.lat_hist if math.isfinite(v)]
+    return float(np.mean(served)) if served else 0.0
+
+
+def node_views(nodes: Sequence[SimNode], server: np.ndarray, requests_per_s: np.ndarray) -> list[NodeView]:
+    """Every VM not yet terminated: state, host metrics, regions and requests served (server
+    and requests_per_s per region)."""
+    served = server >= 0
+    ops_node = np.bincount(server[served], weights=requests_per_s[served], minlength=len(nodes))
+    out = []
+    for n in nodes:
+        if n.vm_state == "terminated":
+            continue
+        m = host_metrics(n) or (float("nan"),) * 3
+        out.append(NodeView(host=n.host, profile=n.profile,
+                            state=n.rs_state if n.vm_state == "running" else n.vm_state,
+                            cpu=m[0], io_wait=m[1], memory=m[2],
+                            regions=int(np.sum(server == n.index)),
+                            ops_per_s=float(ops_node[n.index])))
+    return out
