@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.control import ControlGate, LiveStatus
+from controller.errors import BadInput
 from controller.events import EventRecorder, EventStore
 from controller.webhooks import WebhookSender
 
@@ -191,11 +192,13 @@ class ControlPlane:
         try:
             return self.server.start()
         except OSError as err:
-            # The loop's duty comes first: a taken port costs the API, not the controller.
-            log.error("HTTP API not served on %s: %s", self.settings.api_address, err,
-                      extra={"event": "api.unavailable"})
+            # Refuse to start rather than act with no way for an operator to pause it (and a
+            # second daemon on a port in use is a mistake, not a fallback).
             self.server = None
-            return None
+            raise BadInput("control.api_address", self.settings.api_address,
+                           f"an address this host can listen on "
+                           f"({err.strerror or type(err).__name__}); `--api off` runs without "
+                           "the API") from None
 
     def close(self) -> None:
         if self.server is not None:

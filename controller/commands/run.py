@@ -40,6 +40,7 @@ from controller.loop import HoldCause, LoopObserver
 from controller.production import Production
 from controller.report import write_report
 from controller.snapshot_archive import DEFAULT_KEEP, ArchiveObserver, SnapshotArchive
+from controller.state_lock import one_daemon
 from simulator.adapters import SimClock
 from simulator.cluster import SimCluster
 
@@ -138,8 +139,9 @@ def _status_line(run: SimRun) -> str:
               help="At most this many snapshots are kept; the oldest go first.")
 def command(config_path, once, out_dir, api, observe, snapshots_dir, keep_snapshots):
     """Run the control loop (default: MET on the simulated demo cluster)."""
-    with _sigterm_as_interrupt():
-        _command(config_path, once, out_dir, api, observe, snapshots_dir, keep_snapshots)
+    with _sigterm_as_interrupt(), contextlib.ExitStack() as held:
+        _command(config_path, once, out_dir, api, observe, snapshots_dir, keep_snapshots,
+                 held=held)
 
 
 def _archive_observers(config: MetctlConfig, observe: bool, directory: str | None,
@@ -170,18 +172,25 @@ def _sigterm_as_interrupt():
     def interrupt(signum, frame):
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    # SIGHUP too: until Production installs its own handlers (a clean stop, exit 129), a
+    # hang-up while starting must still run every clean-up (the balancer restored)
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
-def _command(config_path, once, out_dir, api, observe, snapshots_dir=None, keep_snapshots=DEFAULT_KEEP):
+def _command(config_path, once, out_dir, api, observe, snapshots_dir, keep_snapshots, *,
+             held: contextlib.ExitStack):
     path = config_path or str(DEMO_CONFIG)
     config = with_control_overrides(load_config(path), api=api, observe=observe)
+    live = config.infrastructure.driver != "sim" or config.datastore.driver != "sim"
+    # one daemon per state directory, locked until the run ends (held: closed by the caller)
+    held.enter_context(one_daemon(config, live=live))
     keepers = _archive_observers(config, observe, snapshots_dir, keep_snapshots)
-    if config.infrastructure.driver != "sim" or config.datastore.driver != "sim":
+    if live:
         run_live(config, path, once, keepers)
         return
     console = Console()

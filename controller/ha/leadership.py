@@ -342,17 +342,29 @@ class Leadership:
 def install_sigterm(leadership: Leadership, then: Callable[[], None] | None = None) -> None:
     """On SIGTERM: fence at once and hand leadership over after the action in flight; then
     call `then` (a loop that stops by itself), or leave the process with SystemExit(143) as
-    soon as no action is in flight (never in the middle of one)."""
+    soon as no action is in flight (never in the middle of one).
 
-    def on_sigterm(signum: int, frame: Any) -> None:
-        log.info("SIGTERM: releasing leadership", extra={"event": "ha.sigterm"})
+    SIGHUP (a closed terminal, `kill -HUP`) stops the same clean way, exit 129: metctl does not
+    reload its config in place (the loop, the drivers and the API are built from it); a
+    restart applies a new one, and the shipped systemd unit restarts it (Restart=on-failure).
+    Its default action killed the process at once, with no clean-up (HBase's balancer stayed
+    off)."""
+
+    def on_signal(signum: int, frame: Any) -> None:
+        if signum == signal.SIGHUP:
+            log.warning("SIGHUP: stopping cleanly (metctl does not reload its config in place: "
+                        "restart it to apply a new one; under systemd it restarts by itself)",
+                        extra={"event": "run.sighup"})
+        log.info("%s: releasing leadership", signal.Signals(signum).name,
+                 extra={"event": "ha.sigterm"})
         leadership.request_release()
         if then is not None:
             then()
         else:
             leadership.exit_when_idle(128 + signum)
 
-    signal.signal(signal.SIGTERM, on_sigterm)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
 
 
 def read_leader(settings: HASettings, cluster: str, timeout_s: float = 5.0) -> str | None:

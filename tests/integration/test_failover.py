@@ -137,7 +137,9 @@ class Daemon:
             "simulator: {scenario: met-elasticity.yaml, data_transfer: none, run_speed: 60}\n"
             f"ha: {{zookeeper_hosts: '{zk_hosts}', root_znode: {root}, session_timeout_s: 2, "
             f"identity: {identity}}}\n"
-            "telemetry: {prometheus_address: '127.0.0.1:0'}\n")
+            "telemetry: {prometheus_address: '127.0.0.1:0'}\n"
+            # each its own API port and token (a port in use is refused at start)
+            f"control: {{api_address: '127.0.0.1:0', token_file: '{workdir}/{identity}-token'}}\n")
         self.log = workdir / f"{identity}.log"
         with open(self.log, "wb") as err:
             self.proc = subprocess.Popen(

@@ -91,3 +91,39 @@ def test_run_against_an_unreachable_cluster_is_one_line_and_exit_2(tmp_path, loc
     assert r.returncode == 2, r.stderr[-2000:]
     assert lines[-1].startswith(f"metctl: {path}: datastore.hbase.zookeeper_quorum: a reachable HBase cluster")
     assert "Traceback" not in r.stderr and "at org.apache" not in lines[-1] and "py4j" not in lines[-1]
+
+
+def test_sighup_stops_a_live_run_cleanly_and_restores_the_balancer(tmp_path, hbase_cluster,
+                                                                   local_hbase_module,
+                                                                   hbase_gateway):
+    """Issue 24 item 19: SIGHUP ended the daemon at once with no log line and no clean-up, so
+    on live HBase the balancer metctl had switched off stayed off."""
+    import signal
+
+    admin = hbase_gateway.admin
+    was_on = bool(admin.isBalancerEnabled())
+    admin.balancerSwitch(True, True)
+    try:
+        cfg = tmp_path / "live.yaml"
+        cfg.write_text(yaml.safe_dump(live_config(tmp_path, hbase_cluster, local_hbase_module)))
+        log = tmp_path / "run.log"
+        with open(log, "wb") as err:
+            proc = subprocess.Popen([sys.executable, "-m", "controller.cli", "run", "--config",
+                                     str(cfg), "--api", "off"], stdout=subprocess.PIPE,
+                                    stderr=err, text=True)
+        try:
+            # running: its first round printed, HBase's balancer off while metctl places regions
+            first = proc.stdout.readline()
+            assert first.startswith(("decision:", "hold:")), first + log.read_text()[-2000:]
+            assert not admin.isBalancerEnabled()
+            proc.send_signal(signal.SIGHUP)
+            code = proc.wait(timeout=120)
+        finally:
+            proc.kill()
+        assert code == 128 + signal.SIGHUP, log.read_text()[-2000:]
+        lines = log.read_text().splitlines()
+        assert any('"event": "run.sighup"' in ln for ln in lines)
+        assert "Traceback" not in log.read_text()
+        assert admin.isBalancerEnabled()  # restored before exit: metctl found it on
+    finally:
+        admin.balancerSwitch(was_on, True)
