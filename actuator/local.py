@@ -26,7 +26,6 @@ never touched.
 """
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import os
@@ -42,6 +41,7 @@ from actuator import adoption
 from actuator.drivers import TAG_CLUSTER, TAG_MANAGED, TAG_PROFILE, DriverError, ManagedNode, NotOwnedError
 from actuator.settings import AdoptEntry, LocalSettings
 from actuator.userdata import node_document
+from common.locking import locked
 
 log = logging.getLogger("metctl.actuator.local")
 
@@ -173,12 +173,8 @@ class LocalDriver:
     @contextmanager
     def _locked(self) -> Iterator[None]:
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with open(self.root / ".lock", "a+") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+        with locked(self.root / ".lock"):
+            yield
 
     def _records(self) -> list[dict[str, Any]]:
         out = []
