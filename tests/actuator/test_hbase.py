@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from actuator.drivers import DriverError
-from actuator.hbase import CommandRestarter, _host_port, _meta_row, _meta_server, client_settings_from, split_refusal
+from actuator.hbase import CommandRestarter, client_settings_from, host_port as _host_port, split_refusal
+from actuator.hbase.topology import _meta_row, _meta_server
 
 
 def test_a_quorum_becomes_hosts_and_one_client_port():
