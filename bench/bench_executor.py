@@ -15,8 +15,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from actuator.executor import Executor  # noqa: E402
-from actuator.fake import FakeCluster, FakeDelays  # noqa: E402
-from actuator.fake_plans import make_plan  # noqa: E402
+from tests.fakes.cluster import FakeCluster, FakeDelays  # noqa: E402
+from tests.fakes.plans import make_plan  # noqa: E402
 from actuator.journal import Journal  # noqa: E402
 from actuator.settings import ExecutorSettings  # noqa: E402
 from decision.model import Action  # noqa: E402

@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from actuator.fake_plans import write_journal  # noqa: E402
+from tests.fakes.plans import write_journal  # noqa: E402
 from controller.snapshot_io import write_snapshot  # noqa: E402
 from simulator.synthetic import zipf_cluster  # noqa: E402
 

@@ -1,6 +1,6 @@
 """Plans and fake clusters for the executor tests: a small hand-made scenario and a generator of
 random consistent (layout, plan) pairs for the property and kill-point tests. `make_plan`,
-`scenario`, `run_to_end` and RS1-RS3 live in actuator/fake_plans.py (the benches use them too)
+`scenario`, `run_to_end` and RS1-RS3 live in tests/fakes/plans.py (the benches use them too)
 and are re-exported here."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import random
 import time
 
 from actuator.executor import ExecutionStatus, Executor
-from actuator.fake import FakeCluster, FakeDelays
-from actuator.fake_plans import RS1, RS2, RS3, make_plan, run_to_end, scenario
+from tests.fakes.cluster import FakeCluster, FakeDelays
+from tests.fakes.plans import RS1, RS2, RS3, make_plan, run_to_end, scenario
 from decision.model import Action, Plan
 
 __all__ = ["RS1", "RS2", "RS3", "make_plan", "run_to_end", "scenario", "random_case",

@@ -19,7 +19,7 @@ from actuator import adoption
 from actuator.drivers import TAG_CLUSTER, TAG_MANAGED, NotOwnedError
 from actuator.ec2 import Ec2Driver
 from actuator.executor import Executor
-from actuator.fake import MirrorDataStore
+from tests.fakes.cluster import MirrorDataStore
 from actuator.journal import Journal
 from actuator.local import LocalDriver, _proc_start_time
 from actuator.settings import AdoptEntry, Ec2Settings, ExecutorSettings, LocalSettings

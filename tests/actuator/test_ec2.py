@@ -13,7 +13,7 @@ import pytest
 from actuator.drivers import TAG_CLUSTER, TAG_LAUNCH, TAG_MANAGED, TAG_PROFILE, DriverError, NotOwnedError
 from actuator.ec2 import Ec2Driver
 from actuator.executor import Executor
-from actuator.fake import MirrorDataStore
+from tests.fakes.cluster import MirrorDataStore
 from actuator.journal import Journal
 from actuator.settings import Ec2Settings, ExecutorSettings
 from actuator.userdata import render_user_data

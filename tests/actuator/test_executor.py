@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
 from actuator.executor import ExecutorBusy, Executor
-from actuator.fake import FakeCluster, FakeDelays
+from tests.fakes.cluster import FakeCluster, FakeDelays
 from actuator.journal import Journal
 from actuator.settings import AdoptEntry, ExecutorSettings
 from tests.actuator.plans import (
@@ -327,7 +327,7 @@ def test_any_consistent_plan_ends_in_its_assignment_without_serving_gaps(seed, m
 
 
 def _split_plan(world: FakeCluster, *, with_move: bool = True):
-    from actuator.fake_plans import make_plan
+    from tests.fakes.plans import make_plan
     from decision.model import Action
     world.add_server(RS1, partitions=("hot", "p1"))
     world.add_server(RS2, partitions=("p2",))

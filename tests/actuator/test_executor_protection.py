@@ -4,7 +4,7 @@ reason in the journal; the rest of the plan runs."""
 from __future__ import annotations
 
 from actuator.executor import Executor
-from actuator.fake import FakeCluster
+from tests.fakes.cluster import FakeCluster
 from actuator.journal import Journal
 from actuator.settings import ExecutorSettings
 from tests.actuator.plans import RS1, RS3, run_to_end, scenario

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from actuator.executor import Executor
-from actuator.fake import FakeCluster
+from tests.fakes.cluster import FakeCluster
 from actuator.journal import Journal
 from actuator.settings import ExecutorSettings
 from tests.actuator.plans import SLOW_BOOT, actual_layout, overlap_scenario, run_to_end, scenario

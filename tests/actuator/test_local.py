@@ -14,7 +14,7 @@ import pytest
 
 from actuator.drivers import TAG_LAUNCH, NotOwnedError
 from actuator.executor import Executor
-from actuator.fake import MirrorDataStore
+from tests.fakes.cluster import MirrorDataStore
 from actuator.journal import Journal
 from actuator.local import LocalDriver
 from actuator.settings import ExecutorSettings, LocalSettings

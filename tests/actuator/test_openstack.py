@@ -10,7 +10,7 @@ import pytest
 
 from actuator.drivers import TAG_CLUSTER, TAG_LAUNCH, TAG_MANAGED, TAG_PROFILE, DriverError, NotOwnedError
 from actuator.executor import Executor
-from actuator.fake import MirrorDataStore
+from tests.fakes.cluster import MirrorDataStore
 from actuator.journal import Journal
 from actuator.openstack import OpenStackDriver
 from actuator.settings import ExecutorSettings, OpenStackSettings

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from actuator.fake_plans import write_journal
+from tests.fakes.plans import write_journal
 from controller.cli import main
 
 
@@ -176,7 +176,7 @@ def test_resuming_a_tampered_journal_is_refused_naming_journal_and_field(tmp_pat
     """The executor never resumes a plan it cannot read as it wrote it: no silent drop of an
     unknown state, no TypeError inside a tick later."""
     from actuator.executor import Executor
-    from actuator.fake import FakeCluster, FakeDataStore, FakeInfrastructure
+    from tests.fakes.cluster import FakeCluster, FakeDataStore, FakeInfrastructure
     from actuator.journal import Journal
     from actuator.settings import ExecutorSettings
     from common.errors import BadInput

@@ -1,5 +1,5 @@
-"""Leader election and fencing: the fence's rules with a fake clock, running alone, settings;
-and (integration) two in-process contenders on a real ZooKeeper."""
+"""Leader election and fencing: the fence's rules with a fake clock, running alone, settings,
+an unreachable ZooKeeper. Two contenders on a real ZooKeeper: tests/integration/test_ha_zookeeper.py."""
 from __future__ import annotations
 
 import threading
@@ -7,8 +7,7 @@ import threading
 import pytest
 from pydantic import ValidationError
 
-from controller.ha import Fence, HASettings, Leadership, NotLeader, read_leader
-from tests.fixtures.poll import poll
+from controller.ha import Fence, HASettings, Leadership, NotLeader
 
 
 class FakeClock:
@@ -145,45 +144,7 @@ def test_lease_is_a_fraction_of_the_session_timeout():
     assert lead.fence.lease_s == 1.0
 
 
-# ---- against a real ZooKeeper ---------------------------------------------------------------
-@pytest.mark.integration
-def test_two_contenders_one_leads_and_close_hands_over(zookeeper):
-    settings = dict(zookeeper_hosts=zookeeper.hosts, root_znode="/metctl-unit",
-                    session_timeout_s=2.0)
-    a = Leadership(HASettings(identity="a", **settings), "ha")
-    b = Leadership(HASettings(identity="b", **settings), "ha")
-    try:
-        a.start()
-        assert a.wait_until_leader(10)
-        b.start()
-        assert poll(lambda: read_leader(a.settings, "ha") == "a", 5, "a seen as leader")
-        assert not b.is_leader() and b.status() == "following"
-        a.request_release()
-        assert not a.is_leader()
-        assert b.wait_until_leader(5)
-        assert read_leader(b.settings, "ha") == "b"
-    finally:
-        a.close()
-        b.close()
-    assert read_leader(a.settings, "ha") is None
-
-
-@pytest.mark.integration
-def test_leader_fenced_when_zookeeper_goes_away_and_leads_again_after(zookeeper):
-    lead = Leadership(HASettings(zookeeper_hosts=zookeeper.hosts, root_znode="/metctl-unit2",
-                                 identity="solo", session_timeout_s=2.0), "ha")
-    changes: list[bool] = []
-    lead.add_listener(lambda leader, why: changes.append(leader))
-    try:
-        lead.start()
-        assert lead.wait_until_leader(10)
-        zookeeper.stop()
-        poll(lambda: not lead.is_leader(), 5, "the leader to be fenced")
-        zookeeper.start()
-        assert lead.wait_until_leader(20)
-    finally:
-        lead.close()
-    assert changes[:3] == [True, False, True]
+# ---- no ZooKeeper to reach ------------------------------------------------------------------
 
 
 @pytest.mark.integration
@@ -195,7 +156,7 @@ def test_unreachable_zookeeper_is_a_connection_error():
 
 # ---- the executor behind the fence (in-package fake cluster, fake time) -----------------------
 from actuator.executor import Executor  # noqa: E402
-from actuator.fake import FakeCluster  # noqa: E402
+from tests.fakes.cluster import FakeCluster  # noqa: E402
 from actuator.journal import Journal  # noqa: E402
 from actuator.settings import ExecutorSettings  # noqa: E402
 from controller.ha import FencedExecutor, fence_drivers  # noqa: E402

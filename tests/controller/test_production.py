@@ -4,11 +4,9 @@ from __future__ import annotations
 import io
 import json
 
-import pytest
-import requests
 
 from actuator.executor import Executor
-from actuator.fake import FakeCluster
+from tests.fakes.cluster import FakeCluster
 from actuator.journal import Journal
 from actuator.settings import ExecutorSettings
 from controller.config import MetctlConfig
@@ -42,23 +40,6 @@ def test_alone_it_leads_and_says_so_and_the_fenced_executor_reports_actions():
     assert any(x.get("event") == "ha.alone" and "running alone" in x["msg"] for x in lines)
     assert any(x.get("event") == "action" and x["plan_id"] == "plan-1" for x in lines)
     assert not prod.may_act()  # closed: released
-
-
-@pytest.mark.integration
-def test_endpoint_serves_leadership_and_follower_status(zookeeper):
-    stream = io.StringIO()
-    common = {"ha": {"zookeeper_hosts": zookeeper.hosts, "root_znode": "/metctl-prod",
-                     "session_timeout_s": 2.0},
-              "telemetry": {"prometheus_address": "127.0.0.1:0"}}
-    a = Production(config(**common, cluster="p"), stream=stream)
-    a.start(handle_sigterm=False)
-    try:
-        assert a.leadership.wait_until_leader(10)
-        host, port = a.telemetry.address
-        text = requests.get(f"http://{host}:{port}/metrics", timeout=5).text
-        assert f'metctl_leader{{identity="{a.leadership.identity}"}} 1.0' in text
-    finally:
-        a.close()
 
 
 def test_the_leaders_last_decision_and_hold_reach_status(tmp_path):
@@ -95,28 +76,6 @@ def test_the_leaders_last_decision_and_hold_reach_status(tmp_path):
     lead.request_release()
     rec.on_decision(70.0, plan, "met-0002", None)
     assert status_of(cfg)["last_decision"]["hold"]["cause"] == "stale_metrics"
-
-
-@pytest.mark.integration
-def test_status_names_the_leader_from_zookeeper(zookeeper, tmp_path):
-    from controller.ha import HASettings, Leadership
-    from controller.production import status_lines, status_of
-
-    ha = {"zookeeper_hosts": zookeeper.hosts, "root_znode": "/metctl-status",
-          "session_timeout_s": 2.0}
-    cfg = config(cluster="st", ha=ha, executor={"journal_path": str(tmp_path / "j.sqlite")})
-    assert status_of(cfg)["leader"] == "(nobody leads)"
-    lead = Leadership(HASettings(identity="ctl-7", **ha), "st")
-    lead.start()
-    try:
-        assert lead.wait_until_leader(10)
-        doc = status_of(cfg)
-        assert doc["leader"] == "ctl-7"
-        assert status_lines(doc)[0].startswith("leader: ctl-7 (")
-    finally:
-        lead.close()
-    down = config(cluster="st", ha={**ha, "zookeeper_hosts": "127.0.0.1:1"})
-    assert "unreachable" in status_of(down, zookeeper_timeout_s=0.5)["leader"]
 
 
 def test_metctl_status_shows_leadership_and_last_decision(tmp_path, capsys):

@@ -8,7 +8,7 @@ import stat
 import time
 
 from actuator.executor import Executor
-from actuator.fake import MirrorDataStore
+from tests.fakes.cluster import MirrorDataStore
 from actuator.journal import Journal
 from actuator.openstack import OpenStackDriver
 from actuator.settings import ExecutorSettings, OpenStackSettings

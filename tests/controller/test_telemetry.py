@@ -143,7 +143,7 @@ def test_loop_observer_and_step_watcher_feed_the_metrics_and_logs():
     import json as _json
 
     from actuator.executor import Executor
-    from actuator.fake import FakeCluster
+    from tests.fakes.cluster import FakeCluster
     from actuator.journal import Journal
     from actuator.settings import ExecutorSettings
     from controller.logs import setup_logging

@@ -2,7 +2,7 @@
 server list), so a second decision does not re-plan restarts the first one already carried out."""
 from __future__ import annotations
 
-from actuator.fake import FakeCluster, FakeDelays
+from tests.fakes.cluster import FakeCluster, FakeDelays
 from decision.core import decide
 from decision.model import DecisionMemory
 from decision.policy import PolicyConfig

@@ -16,7 +16,7 @@ def test_live_sources_follow_the_settings():
 
 
 def test_live_sources_with_a_driver_add_its_server_list_for_profiles():
-    from actuator.fake import FakeCluster
+    from tests.fakes.cluster import FakeCluster
     from monitor.datastore_source import DataStoreSource
     from monitor.hbase_jmx import HBaseJmxSource
     from monitor.live import live_sources
@@ -31,7 +31,7 @@ def test_live_sources_with_a_driver_add_its_server_list_for_profiles():
 
 
 def test_cassandra_sources_are_ganglia_the_nodes_views_and_the_server_list():
-    from actuator.fake import FakeCluster
+    from tests.fakes.cluster import FakeCluster
     from monitor.cassandra_views import CassandraViewsSource
     from monitor.datastore_source import DataStoreSource
     from monitor.ganglia import GangliaSource

@@ -1,4 +1,4 @@
-"""Hand-made plans for the executor and the in-package fake cluster (actuator/fake.py): a Plan
+"""Hand-made plans for the executor and the fake cluster (tests/fakes/cluster.py): a Plan
 from a list of actions and a target assignment (`make_plan`), the three-server reshaping plan
 (`scenario`), ticking a plan to its end on fake time (`run_to_end`), and a real executor's
 journal of that plan (`write_journal`).
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Mapping
 
 from actuator.executor import ExecutionStatus, Executor
-from actuator.fake import FakeCluster
+from tests.fakes.cluster import FakeCluster
 from actuator.journal import Journal
 from actuator.settings import ExecutorSettings
 from decision.model import (
