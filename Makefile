@@ -48,20 +48,20 @@ evaluate: venv
 # metctl on a real local HBase cluster: start it, load MET's six YCSB tenants, measure, let
 # metctl act for a few rounds, measure again, report with plots (out/demo-hbase/), stop it.
 demo-hbase: venv system-deps
-	$(BIN)/python deploy/local-hbase/demo.py $(DEMO_ARGS)
+	$(BIN)/python deploy/local_hbase/demo.py $(DEMO_ARGS)
 
 # metctl run as a daemon on a real local HBase (3 RegionServers) under seeded random faults,
 # YCSB tenants on a schedule, a linked-rows integrity check (out/chaos-hbase/report.json, plot)
 CHAOS_ARGS ?= --minutes 24 --seed 7 --fault-every-s 120 --policy-overrides '{"cpu_high": 0.3}'
 chaos-hbase: venv system-deps
-	$(BIN)/python deploy/local-hbase/chaos.py $(CHAOS_ARGS)
+	$(BIN)/python deploy/local_hbase/chaos.py $(CHAOS_ARGS)
 
 # The policies (met-paper, met, tiramola, static) one after another on the same seeded YCSB
 # schedule, each on a fresh local HBase, no faults: operations and node-minutes per policy with
 # the spread over repetitions (out/compare-hbase/report.json, table.md; docs/evaluation.md)
 COMPARE_ARGS ?= --minutes 6 --repetitions 2
 compare-hbase: venv system-deps
-	$(BIN)/python deploy/local-hbase/compare.py $(COMPARE_ARGS)
+	$(BIN)/python deploy/local_hbase/compare.py $(COMPARE_ARGS)
 
 # The simulator's per-operation costs measured on a real local HBase (one RegionServer, YCSB
 # C/B/E): CPU per get, put and scanned row, latency floors (docs/simulator.md, Calibration).
@@ -76,7 +76,7 @@ measure-split-hbase: venv system-deps
 # metctl's CassandraDriver on a real local Cassandra 5.0 cluster: 2 nodes, replication 2, a
 # QUORUM load; add a node, later decommission it; report + plot in out/demo-cassandra/.
 demo-cassandra: venv system-deps
-	$(BIN)/python deploy/local-cassandra/demo.py $(DEMO_ARGS)
+	$(BIN)/python deploy/local_cassandra/demo.py $(DEMO_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis out

@@ -14,7 +14,7 @@ LEAVING -> draining, LEFT -> gone), the way the executor watches every driver.
 Admin goes through NodeTool (a subprocess with an argument list, never a shell) behind the small
 `NodeAdmin` Protocol: `CommandNodeTool` runs the configured argv templates
 (`datastore.cassandra.nodetool_command` / `restart_command`, what `metctl run` uses);
-`LocalNodeTool` drives a deploy/local-cassandra/ cluster object directly (tests, demo).
+`LocalNodeTool` drives a deploy/local_cassandra/ cluster object directly (tests, demo).
 """
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ class NodeAdmin(Protocol):
 
 
 class LocalNodeTool:
-    """NodeAdmin for a deploy/local-cassandra/ cluster (LocalCassandra object)."""
+    """NodeAdmin for a deploy/local_cassandra/ cluster (LocalCassandra object)."""
 
     def __init__(self, cluster: Any):
         self.cluster = cluster

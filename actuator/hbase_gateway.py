@@ -34,7 +34,7 @@ DEFAULT_JAVA_OPTS: tuple[str, ...] = ("-Xmx256m", "-XX:+UseSerialGC", "-XX:Tiere
                                       "-Djava.net.preferIPv4Stack=true", *JDK17_FLAGS)
 
 
-# What `metctl hbase-jars fetch` (and deploy/local-hbase/cluster.py fetch) fetch by default, and
+# What `metctl hbase-jars fetch` (and deploy/local_hbase/cluster.py fetch) fetch by default, and
 # where: $METCTL_CACHE or ~/.cache/metctl, then hbase-<version>/lib.
 from actuator.hbase_jars import HBASE_VERSION, default_client_jars_dir  # noqa: E402,F401
 
@@ -50,6 +50,24 @@ def py4j_jar() -> str:
         if jars:
             return jars[-1]
     raise DriverError("py4j's jar (share/py4j/py4j*.jar) not found; reinstall py4j", retryable=False)
+
+
+def stop_gateway_jvm(gateway: Any, proc: Any, log_file: Any) -> None:
+    """Shut a launched py4j gateway down, wait for its JVM (our own child: killed if it
+    lingers) and close the file its output went to; any of the three may be None."""
+    if gateway is not None:
+        try:
+            gateway.shutdown()
+        except Exception as e:  # noqa: BLE001 - the JVM may already be gone
+            log.debug("gateway shutdown: %s", e)
+    if proc is not None:
+        try:
+            proc.wait(timeout=10)
+        except Exception:  # noqa: BLE001 - still alive: it is our own child, stop it
+            proc.kill()
+            proc.wait(timeout=10)
+    if log_file is not None:
+        log_file.close()
 
 
 class HBaseGateway:
@@ -124,22 +142,8 @@ class HBaseGateway:
                 except Exception as e:  # noqa: BLE001 - closing a half-dead connection
                     log.debug("closing HBase client object: %s", e)
         self.admin = self.connection = None
-        if self.gateway is not None:
-            try:
-                self.gateway.shutdown()
-            except Exception as e:  # noqa: BLE001
-                log.debug("gateway shutdown: %s", e)
-            self.gateway = None
-        if self._proc is not None:
-            try:
-                self._proc.wait(timeout=10)
-            except Exception:  # noqa: BLE001 - still alive: it is our own child, stop it
-                self._proc.kill()
-                self._proc.wait(timeout=10)
-            self._proc = None
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+        stop_gateway_jvm(self.gateway, self._proc, self._log)
+        self.gateway = self._proc = self._log = None
 
     def __enter__(self) -> "HBaseGateway":
         return self.open()

@@ -3,7 +3,7 @@ dependencies), fetched from Maven Central with Maven into a folder per version:
 `<root>/hbase-<version>/lib`, root = $METCTL_CACHE or ~/.cache/metctl unless given.
 
 One fetch serves `metctl hbase-jars fetch` (an operator's jars for
-`datastore.hbase.client_jars_dir`) and deploy/local-hbase/cluster.py (the local cluster's and
+`datastore.hbase.client_jars_dir`) and deploy/local_hbase/cluster.py (the local cluster's and
 the tests' jars). It is idempotent: a `.complete` marker written last means the folder is whole,
 so a second call returns at once; an interrupted one leaves only `hbase-<version>.partial`,
 removed by the next call. Maven's own settings (~/.m2/settings.xml: proxies, mirrors) apply;

@@ -256,7 +256,7 @@ class HBaseStoreSettings(BaseModel):
         "settings and returns once it serves again; placeholders {server} (its id, host,port) and "
         "{settings} (a JSON file of the hbase-site.xml settings of the new profile). Relative paths "
         "are taken from the directory metctl runs in. Empty = restarts with a profile fail "
-        "(the plan stops at a consistent point). Local cluster: python deploy/local-hbase/cluster.py "
+        "(the plan stops at a consistent point). Local cluster: python deploy/local_hbase/cluster.py "
         "--workdir W restart-rs {server} --settings {settings}.")
     host_format: str = Field(
         "{host}", description="How a RegionServer's host and port make the host metctl compares "
@@ -318,12 +318,12 @@ class CassandraStoreSettings(BaseModel):
         "runs NodeTool against one node; metctl appends NodeTool's own arguments (decommission, "
         "cleanup, setstreamthroughput -m N, compact KS TABLE). Placeholder {address}: the node's "
         "address. Its JMX port must be reachable from metctl. Local cluster: python "
-        "deploy/local-cassandra/cluster.py --workdir W nodetool {address}.")
+        "deploy/local_cassandra/cluster.py --workdir W nodetool {address}.")
     restart_command: tuple[str, ...] = Field(
         (), description="Command (argv template) that restarts one node with a profile's "
         "cassandra.yaml settings; placeholders {address}, {profile} and {settings} (a JSON file "
         "of the settings). Empty = restarts with a profile fail (the plan stops at a consistent "
-        "point). Local cluster: python deploy/local-cassandra/cluster.py --workdir W restart-node "
+        "point). Local cluster: python deploy/local_cassandra/cluster.py --workdir W restart-node "
         "{address} --profile {profile} --settings {settings}.")
     query_timeout_s: float = Field(
         10.0, gt=0, description="Seconds for connecting and for one CQL query (gossip, "

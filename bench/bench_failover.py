@@ -1,8 +1,8 @@
 """Failover times of metctl's leader election on a real ZooKeeper, over repeated runs.
 
-Starts Debian's ZooKeeper on loopback (tickTime=500, deploy/local-zookeeper/zookeeper.py), then
+Starts Debian's ZooKeeper on loopback (tickTime=500, deploy/local_zookeeper/zookeeper.py), then
 for each kind of failure (SIGKILL, SIGTERM) and each repetition: three controller processes
-(deploy/local-zookeeper/failover.py, as the failover tests run them) share one journaled plan,
+(deploy/local_zookeeper/failover.py, as the failover tests run them) share one journaled plan,
 the leader is hit mid-plan, and we measure from the signal to (a) the successor's leadership and (b) its
 first action. Every run's invariant (each action applied once, no overlapping acting) is
 checked and counted. Prints a table; exit 1 if any invariant failed.
@@ -21,20 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from common.loading import load_file  # noqa: E402
 from common.waiting import poll  # noqa: E402
-
-
-def load_local_zookeeper(file: str):
-    """deploy/local-zookeeper/<file> as a module (its folder name has a dash); the tests load
-    the same files (tests/fixtures/zookeeper.py, tests/fixtures/controllers.py)."""
-    return load_file("metctl_local_zookeeper_" + file.removesuffix(".py"),
-                     ROOT / "deploy" / "local-zookeeper" / file)
-
-
-_zk = load_local_zookeeper("zookeeper.py")
-ZooKeeperServer, free_port = _zk.ZooKeeperServer, _zk.free_port
-ControllerGroup = load_local_zookeeper("failover.py").ControllerGroup
+from deploy.local_zookeeper.failover import ControllerGroup  # noqa: E402
+from deploy.local_zookeeper.zookeeper import ZooKeeperServer, free_port  # noqa: E402
 
 
 def one_run(zk: ZooKeeperServer, workdir: Path, sig: int, n: int, session_s: float):

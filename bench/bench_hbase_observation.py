@@ -17,7 +17,7 @@ Parts timed, each `--rounds` times, through one py4j gateway like metctl's:
 The parts are timed round-robin (one call of each per round) so a change in the machine's load
 weighs on all of them alike.
 
-Runs against a running local cluster (deploy/local-hbase/cluster.py --workdir W start, or the one
+Runs against a running local cluster (deploy/local_hbase/cluster.py --workdir W start, or the one
 of a chaos run: OUT/hbase):
 
     .venv/bin/python bench/bench_hbase_observation.py --workdir out/chaos-hbase/hbase [--rounds 40]
@@ -27,7 +27,6 @@ Prints median and p95 per part in ms, and the machine's load average.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import sys
@@ -40,13 +39,9 @@ sys.path.insert(0, str(ROOT))
 
 
 def _cluster_module() -> Any:
-    name = "metctl_local_hbase_cluster"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "deploy" / "local-hbase" / "cluster.py")
-        assert spec and spec.loader
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
+    from deploy.local_hbase import cluster
+
+    return cluster
 
 
 def timed(parts: dict[str, Callable[[], Any]], rounds: int) -> dict[str, dict[str, float]]:

@@ -2,7 +2,7 @@
 and profiles, on one real local HBase cluster under MET §3.1's six YCSB tenants, each measured
 after it settled. Prints per-workload ops/s, the total ratio, timings and peak memory.
 
-Runs deploy/local-hbase/demo.py with three RegionServers from the start (its max_nodes, so
+Runs deploy/local_hbase/demo.py with three RegionServers from the start (its max_nodes, so
 metctl can only place and configure, not add servers; it starts and stops the cluster itself,
 ~8–10 minutes on 2 cores): after an unmeasured warm-up, "before" is one run of HBase's
 balancer with every server on the default configuration, "after" follows metctl's decision. Figures go to out/bench-hbase/report.json.
@@ -11,19 +11,17 @@ balancer with every server on the default configuration, "after" follows metctl'
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from deploy.local_hbase import demo  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
-    spec = importlib.util.spec_from_file_location("metctl_demo_hbase", ROOT / "deploy" / "local-hbase" / "demo.py")
-    assert spec and spec.loader
-    demo = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(demo)
     out = ROOT / "out" / "bench-hbase"
     args = list(argv if argv is not None else sys.argv[1:])
     # three RegionServers from the start (= max_nodes): metctl cannot add capacity, so the

@@ -3,7 +3,7 @@ simulator's constants (simulator/settings.py: get_cpu_ms, put_cpu_ms, scan_row_c
 client_op_cpu_ms, rpc_floor_ms, wal_sync_ms) against a real HBase 2.6.
 
 One RegionServer (so every region is on it and its process CPU is the server's whole cost),
-YCSB through the project's binding (deploy/local-hbase/ycsb.py). Per operation type, one
+YCSB through the project's binding (deploy/local_hbase/ycsb.py). Per operation type, one
 workload alone: C (gets), B (updates = puts), E (95 % scans of 1–`--scan-length` rows, 5 %
 inserts). Each runs once unmeasured (JIT, block cache warm: the table fits in the cache, so
 gets are cached gets as get_cpu_ms means), then measured: the RegionServer's and the YCSB
@@ -34,11 +34,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from deploy.local_hbase import cluster as CLUSTER  # noqa: E402
+from deploy.local_hbase import ycsb as YCSB  # noqa: E402
 
-from common.loading import load_file  # noqa: E402
-
-CLUSTER = load_file("metctl_local_hbase_cluster", ROOT / "deploy" / "local-hbase" / "cluster.py")
-YCSB = load_file("metctl_local_hbase_ycsb", ROOT / "deploy" / "local-hbase" / "ycsb.py")
 TICK = os.sysconf("SC_CLK_TCK")
 # What each workload measures: the operation type YCSB reports and the setting it checks.
 OPERATIONS = {"C": ("READ", "get_cpu_ms"), "B": ("UPDATE", "put_cpu_ms"), "E": ("SCAN", "scan_row_cpu_ms")}
@@ -79,7 +77,7 @@ def measure(cluster, rs_pids: list[int], workload: str, *, records: int, threads
     at_b = time.monotonic() - t0
     rs_b, cl_b = sum(map(cpu_s, rs_pids)), cpu_s(proc.pid)
     result = YCSB.finish(proc, t0, workload, "run")
-    out, _ = YCSB._outputs(proc)
+    out, _ = YCSB.outputs(proc)
     # YCSB's status line at second s carries the rate over (s-1, s]
     window_ops = sum(rate for s, rate in result.timeline if at_a < s <= at_b)
     op = OPERATIONS[workload][0]

@@ -1,7 +1,7 @@
 """Measure how long a region split keeps a region's rows unavailable on a real HBase 2.6, for
 the simulator's `simulator.actions.split_offline_s` (docs/simulator.md, "Region splits").
 
-One RegionServer on this machine (deploy/local-hbase/cluster.py), one table of one region:
+One RegionServer on this machine (deploy/local_hbase/cluster.py), one table of one region:
 `--rows` rows of 1 KiB loaded and flushed, then `--unflushed` more left in the memstore (the
 split flushes them while the parent is offline: HBase reference guide, "RegionServer Splitting
 Implementation", step 4). While `Admin.splitRegionAsync` runs, a reader thread gets random rows of
@@ -37,9 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from common.loading import load_file  # noqa: E402
+from deploy.local_hbase import cluster as CLUSTER  # noqa: E402
 
-CLUSTER = load_file("metctl_local_hbase_cluster", ROOT / "deploy" / "local-hbase" / "cluster.py")
 FAMILY = b"f"
 VALUE = b"v" * 1024  # one 1 KiB field: YCSB's record size (simulator.costs.record_kb)
 

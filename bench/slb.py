@@ -247,7 +247,7 @@ class StochasticBalancer:
 
         if not any(self.lib_dir.glob("hbase-server-*.jar")):
             raise FileNotFoundError(f"no hbase-server jar in {self.lib_dir}; run "
-                                    "deploy/test-deps.d/hbase.sh (deploy/local-hbase/cluster.py fetch)")
+                                    "deploy/test-deps.d/hbase.sh (deploy/local_hbase/cluster.py fetch)")
         fd, name = tempfile.mkstemp(prefix="metctl-slb-", suffix=".log")
         os.close(fd)
         self.log_path = Path(name)
@@ -285,22 +285,10 @@ class StochasticBalancer:
         return self
 
     def close(self) -> None:
-        if self.gateway is not None:
-            try:
-                self.gateway.shutdown()
-            except Exception:  # noqa: BLE001 - the JVM may already be gone
-                pass
-            self.gateway = None
-        if self._proc is not None:
-            try:
-                self._proc.wait(timeout=10)
-            except Exception:  # noqa: BLE001 - still alive: our own child, stop it
-                self._proc.kill()
-                self._proc.wait(timeout=10)
-            self._proc = None
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+        from actuator.hbase_gateway import stop_gateway_jvm
+
+        stop_gateway_jvm(self.gateway, self._proc, self._log)
+        self.gateway = self._proc = self._log = None
         if self.log_path is not None:
             self.log_path.unlink(missing_ok=True)
             self.log_path.with_suffix(".properties").unlink(missing_ok=True)

@@ -2,6 +2,7 @@
 components on loopback), so fixtures are defined once and shared, never copied."""
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # Tests never assert on wall time: hypothesis' per-example deadline is one such assertion, and
@@ -18,3 +19,23 @@ pytest_plugins = sorted(
     (f"tests.fixtures.{p.stem}" for p in (Path(__file__).parent / "fixtures").glob("*.py")
      if p.stem != "__init__"), key=lambda m: (m not in FIRST, m)
 )
+
+# Tests that start a JVM (HBase, Cassandra, ZooKeeper, Maven, a py4j gateway) live under
+# tests/integration/ and are marked integration there, so `pytest tests -m "not integration"`
+# is the fast loop (docs/testing.md). The fixtures below start one: a test outside
+# tests/integration/ that asks for one is refused at collection, before anything starts.
+INTEGRATION = Path(__file__).parent / "integration"
+JVM_FIXTURES = frozenset({"hbase_cluster", "cassandra_cluster", "zookeeper_server"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects: the marker must be there by then
+def pytest_collection_modifyitems(config, items):
+    misplaced = []
+    for item in items:
+        if INTEGRATION in item.path.parents:
+            item.add_marker(pytest.mark.integration)
+        elif JVM_FIXTURES & set(item.fixturenames):
+            misplaced.append(item.nodeid)
+    if misplaced:
+        raise pytest.UsageError("tests that start a JVM belong under tests/integration/: "
+                                + ", ".join(misplaced))

@@ -3,7 +3,7 @@ HBase driver needs (hbase-client, hbase-server and their runtime dependencies), 
 Central with Maven, into `D/hbase-<version>/lib` (D: $METCTL_CACHE or ~/.cache/metctl). Prints
 where they went and the `datastore.hbase.client_jars_dir` line to put in the config.
 
-The same fetch as deploy/local-hbase/cluster.py (actuator/hbase_jars.py). Idempotent: jars
+The same fetch as deploy/local_hbase/cluster.py (actuator/hbase_jars.py). Idempotent: jars
 already there are reported at once. Exit 2 for a version that is not one (or is not on the
 repository), an unwritable folder or no Maven; exit 1, one line, when the repository cannot be
 reached.

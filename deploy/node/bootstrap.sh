@@ -4,7 +4,7 @@
 #
 #   1. Java: installs a JRE with apt when `java` is missing (INSTALL_PACKAGES=no: refuse instead);
 #   2. HBase's jars: from Maven Central through metctl's own fetch (actuator/hbase_jars.py via
-#      deploy/local-hbase/cluster.py fetch, so Maven is installed too when needed), or an HBase
+#      deploy/local_hbase/cluster.py fetch, so Maven is installed too when needed), or an HBase
 #      the operator already has (HBASE_HOME, with lib/);
 #   3. hbase-site.xml: the base file (ZooKeeper quorum, rootdir: the operator's) plus the
 #      profile in metctl's /etc/metctl/node.json, merged by apply_profile.py;
@@ -71,11 +71,10 @@ sys.exit(0 if hbase_jars.present(hbase_jars.home_for(sys.argv[2] or hbase_jars.H
 EOF
 fi
 jvm=$("$PYTHON" - "$METCTL_SRC" "$HBASE_VERSION" "$HBASE_HOME" <<'EOF'
-import importlib.util, sys
+import sys
 src, version, home = sys.argv[1:4]
-spec = importlib.util.spec_from_file_location("metctl_local_hbase", f"{src}/deploy/local-hbase/cluster.py")
-cluster = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # dataclasses need it
-spec.loader.exec_module(cluster)
+sys.path.insert(0, src)
+from deploy.local_hbase import cluster
 if not home:
     try:
         home = str(cluster.fetch(version or cluster.HBASE_VERSION))

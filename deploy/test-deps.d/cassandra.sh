@@ -6,4 +6,4 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 py=python3
 [ -x .venv/bin/python ] && py=.venv/bin/python
-"$py" deploy/local-cassandra/cluster.py fetch
+"$py" deploy/local_cassandra/cluster.py fetch

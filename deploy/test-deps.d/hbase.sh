@@ -6,5 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 py=python3
 [ -x .venv/bin/python ] && py=.venv/bin/python
-"$py" deploy/local-hbase/cluster.py fetch
-"$py" deploy/local-hbase/ycsb.py build >/dev/null
+"$py" deploy/local_hbase/cluster.py fetch
+"$py" deploy/local_hbase/ycsb.py build >/dev/null

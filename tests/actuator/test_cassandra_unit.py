@@ -7,7 +7,7 @@ import yaml
 
 from actuator.cassandra import COMPACTION_FOR_CLASS, GOSSIP_STATES, CassandraDriver, _split
 from actuator.drivers import DriverError
-from tests.fixtures.cassandra import load_cluster_module
+from deploy.local_cassandra import cluster as local_cassandra
 
 
 def test_partition_ids_are_table_at_address() -> None:
@@ -39,7 +39,7 @@ def test_gossip_states_map_to_un_uj_ul() -> None:
 
 
 def test_local_cassandra_yaml_round_trips(tmp_path) -> None:
-    mod = load_cluster_module()
+    mod = local_cassandra
     c = mod.LocalCassandra(tmp_path)
     n1 = c.define_node()
     n2 = c.define_node({"key_cache_size": "48MiB"})

@@ -1,14 +1,10 @@
-"""`metctl hbase-jars fetch` through the CLI: where the jars went and the config line, a second
-call that finds them without Maven, and the errors an operator meets — a bad version or folder
-(exit 2), no Maven (exit 2), a version the repository lacks (exit 2, real mvn against a
-loopback repository answering 404), an unreachable repository (exit 1, one line). The real
-fetch runs from Maven's local repository (~/.m2), never downloading the set again."""
+"""`metctl hbase-jars fetch` through the CLI without Maven: where the jars went and the config
+line, a second call that finds them without Maven, and the errors an operator meets before
+Maven runs — a bad version or folder (exit 2), no Maven (exit 2). With real Maven:
+tests/integration/test_cli_hbase_jars.py."""
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -40,29 +36,6 @@ def no_maven(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("PATH", str(empty))
 
 
-@pytest.fixture
-def repository_404() -> Iterator[str]:
-    """A Maven repository on loopback that has nothing."""
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(404)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        do_HEAD = do_GET
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/maven2"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def test_jars_already_there_are_reported_at_once_with_the_config_line(tmp_path, capsys, no_maven):
     lib = fake_fetched(tmp_path)
     code, out, err = run(capsys, "hbase-jars", "fetch", "--dir", str(tmp_path))
@@ -91,52 +64,3 @@ def test_a_folder_that_cannot_be_written_is_refused_in_one_line(tmp_path, capsys
 def test_no_maven_is_said_in_one_line(tmp_path, capsys, no_maven):
     code, out, err = run(capsys, "hbase-jars", "fetch", "--dir", str(tmp_path))
     assert code == 2 and len(err.splitlines()) == 1 and "mvn" in err and "apt install maven" in err
-
-
-@pytest.mark.integration
-def test_a_version_the_repository_does_not_have_is_refused(tmp_path, capsys, repository_404):
-    code, out, err = run(capsys, "hbase-jars", "fetch", "--version", "2.6.99-hadoop3", "--dir", str(tmp_path),
-                         "--repository", repository_404)
-    assert code == 2 and len(err.splitlines()) == 1, err
-    assert "HBase 2.6.99-hadoop3 is not on the repository" in err
-    assert list(tmp_path.iterdir()) == []  # the partial folder is gone
-
-
-@pytest.mark.integration
-def test_an_unreachable_repository_is_exit_1_in_one_line(tmp_path, capsys):
-    # a version Maven's local repository cannot have, so Maven must ask the (dead) repository
-    code, out, err = run(capsys, "hbase-jars", "fetch", "--version", "0.0.1-metctl-test", "--dir", str(tmp_path),
-                         "--repository", "http://127.0.0.1:9/maven2")
-    assert code == 1 and len(err.splitlines()) == 1, err
-    assert err.strip() == "metctl: mvn could not reach the repository http://127.0.0.1:9/maven2: Connection refused"
-    assert list(tmp_path.iterdir()) == []
-
-
-@pytest.mark.integration
-def test_the_default_cache_is_found_and_named_as_the_default(capsys):
-    # the test machine caches the jars there (deploy/test-deps.d/hbase.sh); fetched once if not
-    code, out, err = run(capsys, "hbase-jars", "fetch")
-    lib = hbase_jars.default_client_jars_dir().resolve()
-    assert code == 0, err
-    assert f"client_jars_dir: {lib}" in out and "(the default" in out
-    assert any(lib.glob("hbase-client-*.jar"))
-    code, out, _ = run(capsys, "hbase-jars", "fetch")
-    assert code == 0 and "already present" in out
-
-
-@pytest.mark.integration
-def test_a_real_fetch_lays_out_lib_and_a_second_call_finds_it(tmp_path, capsys):
-    m2 = Path.home() / ".m2" / "repository" / "org" / "apache" / "hbase" / "hbase-client" / V
-    if not m2.is_dir():
-        # make test installs it (deploy/test-deps.d/hbase.sh): missing, the setup is broken
-        pytest.fail(f"Maven's local repository has no hbase-client {V} (run deploy/test-deps.d/hbase.sh)")
-    # the dead repository proves nothing is downloaded: Maven copies from ~/.m2
-    code, out, err = run(capsys, "hbase-jars", "fetch", "--dir", str(tmp_path), "--repository",
-                         "http://127.0.0.1:9/maven2")
-    assert code == 0, err
-    lib = tmp_path / f"hbase-{V}" / "lib"
-    assert f"jars fetched into {lib}" in out
-    assert (lib / f"hbase-client-{V}.jar").is_file() and len(list(lib.glob("*.jar"))) > 100
-    assert sorted(p.name for p in lib.parent.iterdir()) == [".complete", "lib"]
-    code, out, err = run(capsys, "hbase-jars", "fetch", "--dir", str(tmp_path))
-    assert code == 0 and "already present" in out

@@ -1,18 +1,16 @@
-"""deploy/local-hbase/chaos.py's fault draw: kinds come in seeded rounds, each a shuffle of every
+"""deploy/local_hbase/chaos.py's fault draw: kinds come in seeded rounds, each a shuffle of every
 kind, so a run of five faults has drawn every kind once (a plain random choice let a 20-minute
 run go by without one kill_daemon) and the same seed gives the same faults."""
 from __future__ import annotations
 
 import argparse
 
-from common.loading import load_file
-from tests.fixtures.hbase import ROOT
+from deploy.local_hbase import chaos
 
 KINDS = ("kill_rs", "kill_daemon", "stop_zk", "stall_rs", "restart_master")
 
 
 def draws(tmp_path, seed: int, n: int) -> list[str]:
-    chaos = load_file("metctl_local_hbase_chaos", ROOT / "deploy" / "local-hbase" / "chaos.py")
     args = argparse.Namespace(seed=seed, out=str(tmp_path / f"s{seed}"), rs_heap_mb=384,
                               zk_session_ms=40_000, faults=",".join(KINDS))
     c = chaos.Chaos(args)

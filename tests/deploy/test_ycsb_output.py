@@ -1,4 +1,4 @@
-"""YCSB's output as deploy/local-hbase/ycsb.py reads it for both bindings (HBase, Cassandra):
+"""YCSB's output as deploy/local_hbase/ycsb.py reads it for both bindings (HBase, Cassandra):
 per-operation statuses, failures and latencies from the summary; and the Cassandra wrapper's
 refusal, in one line with exit 2, to run without a running local cluster."""
 from __future__ import annotations
@@ -6,7 +6,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from tests.fixtures.cassandra import ROOT, load_cluster_module
+from deploy.local_cassandra import ycsb as cassandra_ycsb
+from deploy.local_hbase import ycsb as hbase_ycsb
+from deploy.localproc import ycsb as client
+from tests.fixtures.cassandra import ROOT
 
 SUMMARY = """\
 [OVERALL], RunTime(ms), 7012
@@ -29,18 +32,17 @@ SUMMARY = """\
 
 
 def test_the_summary_gives_counts_failures_and_latencies() -> None:
-    ycsb = load_cluster_module("ycsb.py")
-    r = ycsb.hbase_ycsb.parse_output("A", "run", SUMMARY, "", 7.4)
+    r = client.parse_output("A", "run", SUMMARY, "", 7.4)
     assert r.per_op == {"READ": {"OK": 720, "NOT_FOUND": 6}, "UPDATE": {"OK": 744, "ERROR": 2}}
     assert (r.ops, r.ok, r.failed, r.throughput) == (1472, 1464, 8, 209.2)
     assert r.latency_us["READ"] == {"avg": 9350.5, "max": 151940, "p95": 20530, "p99": 34530}
     assert "CLEANUP" not in r.latency_us
-    text = ycsb.summary(r)
+    text = cassandra_ycsb.summary(r)
     assert "8 not OK" in text and "NOT_FOUND=6" in text and "avg 9.35 ms" in text
 
 
 def test_run_without_a_running_cluster_exits_2(tmp_path) -> None:
-    proc = subprocess.run([sys.executable, str(ROOT / "deploy" / "local-cassandra" / "ycsb.py"),
+    proc = subprocess.run([sys.executable, str(ROOT / "deploy" / "local_cassandra" / "ycsb.py"),
                            "--workdir", str(tmp_path), "run"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
@@ -56,7 +58,7 @@ STATUS_LINES = """\
 
 
 def test_status_lines_give_failures_by_status_each_second_and_the_longest_wait() -> None:
-    ycsb = load_cluster_module("ycsb.py").hbase_ycsb
+    ycsb = hbase_ycsb
     r = ycsb.parse_output("F", "run", "", STATUS_LINES, 5.0)
     assert (r.ops, r.failed) == (40, 4)
     assert r.per_op["READ"] == {"OK": 18, "ERROR": 1, "NOT_FOUND": 3}
@@ -66,7 +68,7 @@ def test_status_lines_give_failures_by_status_each_second_and_the_longest_wait()
 
 
 def test_the_run_phase_reads_only_the_records_the_load_wrote() -> None:
-    ycsb = load_cluster_module("ycsb.py").hbase_ycsb
+    ycsb = hbase_ycsb
     # D is loaded with a tenth of the records (MET's fast-growing log); a run over all of them
     # would read keys never written: NOT_FOUND, counted as failed operations
     assert ycsb.loaded_records("D", 2000) == 200

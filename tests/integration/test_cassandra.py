@@ -4,7 +4,7 @@ journaled executor with QUORUM traffic running (no operation may fail) whose con
 is SIGKILLed mid-decommission and resumed from the journal, and a node killed while it
 bootstraps.
 
-Load is a small python cassandra-driver loop (deploy/local-cassandra/load.py), not YCSB.
+Load is a small python cassandra-driver loop (deploy/local_cassandra/load.py), not YCSB.
 """
 from __future__ import annotations
 

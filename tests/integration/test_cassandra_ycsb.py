@@ -1,5 +1,5 @@
 """YCSB 0.17 on the shared local Cassandra cluster through the project's binding (ycsb-cassandra/,
-the DataStax Java driver 4.x, run by deploy/local-cassandra/ycsb.py): a short workload A (50 %
+the DataStax Java driver 4.x, run by deploy/local_cassandra/ycsb.py): a short workload A (50 %
 reads, 50 % updates) at QUORUM loses no operation, and the monitor's per-table rates over the
 same window are YCSB's own operation counts."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from monitor.cassandra_views import CassandraViewsSource
 from monitor.collector import Collector
 from monitor.settings import MonitorSettings
-from tests.fixtures.cassandra import load_cluster_module
+from deploy.local_cassandra import ycsb
 from tests.fixtures.poll import poll
 
 pytestmark = pytest.mark.integration
@@ -25,7 +25,6 @@ def test_ycsb_workload_a_at_quorum_matches_the_monitor(cassandra_cluster: Any, c
     QUORUM with 4 threads: nothing fails, and reads and writes summed over the nodes' system_views,
     divided by RF (at QUORUM with RF 2 both replicas read: data + digest), are YCSB's READ and
     UPDATE counts within 10 %."""
-    ycsb = load_cluster_module("ycsb.py")
     # the fixture's usertable has field0 only: the wrapper names what it lacks, changes nothing
     with pytest.raises(ycsb.cluster_mod.ClusterError, match=r"metctl_test\.usertable .*'field1'"):
         ycsb.ensure_table(cassandra_session, "metctl_test", "usertable", fields=10)

@@ -14,7 +14,7 @@ import pytest
 
 pytestmark = [pytest.mark.integration, pytest.mark.chaos]
 
-CHAOS = Path(__file__).resolve().parents[2] / "deploy" / "local-hbase" / "chaos.py"
+CHAOS = Path(__file__).resolve().parents[2] / "deploy" / "local_hbase" / "chaos.py"
 
 
 def test_a_short_chaos_run_loses_no_row_and_the_daemon_comes_back(tmp_path):

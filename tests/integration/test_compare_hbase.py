@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.compare]
 
 # the schedule's length per policy: a fresh cluster and its tables take ~40 s more per run
 MINUTES = 0.6
-COMPARE = Path(__file__).resolve().parents[2] / "deploy" / "local-hbase" / "compare.py"
+COMPARE = Path(__file__).resolve().parents[2] / "deploy" / "local_hbase" / "compare.py"
 
 
 def test_static_and_met_on_the_same_schedule_both_serve_and_static_never_grows(tmp_path):

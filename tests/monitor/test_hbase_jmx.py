@@ -13,7 +13,6 @@ from monitor.hbase_jmx import (IPC_BEAN, OS_BEAN, REGIONS_BEAN, SERVER_BEAN, HBa
                                RegionMetricsProvider, parse_regions, server_id_from)
 from monitor.settings import MonitorSettings
 from monitor.source import HostSample, Sample
-from tests.fixtures.poll import poll
 
 DATA = Path(__file__).parent / "data"
 REC = {rs: (json.loads((DATA / f"jmx-{rs}-regions.json").read_text()),
@@ -208,55 +207,6 @@ def test_admin_provider_failure_falls_back_and_says_so(jmx_server):
     assert sample.partitions and any("py4j down" in e for e in sample.errors)
 
 
-# ---------------------------------------------------------------- a real HBase 2.6 cluster
-def _user_counters(sample):
-    return {p.id: p for p in sample.partitions if p.table == "usertable"}
-
-
-@pytest.mark.integration
-def test_real_regionservers_counters_rates_and_admin_locality(hbase_cluster, hbase_table, hbase_driver):
-    import time
-
-    urls = [p.info_url for p in hbase_cluster.region_servers() if hbase_cluster.running(p.name)]
-    cfg = settings(*urls)
-    src = HBaseJmxSource(cfg, admin=hbase_driver)
-    expected = {p.server_id for p in hbase_cluster.region_servers() if hbase_cluster.running(p.name)}
-
-    def every_server_listed():
-        # A RegionServer an earlier test restarted answers /jmx before it registers its
-        # Server and Regions beans ("not a RegionServer?"): wait for them, bounded.
-        sample = src.sample()
-        return sample if set(sample.servers) == expected else None
-
-    first = poll(every_server_listed, 60, "every running RegionServer's beans in /jmx", 1.0)
-    assert not [e for e in first.errors if "request failed" in e or "not JSON" in e], first.errors
-    where = {loc.id: loc.server for loc in hbase_driver.partitions() if loc.table == "usertable"}
-    seen = _user_counters(first)
-    assert set(where) <= set(seen)
-    assert all(seen[r].server == where[r] for r in where)
-    assert all(p.locality is not None and 0 <= p.locality <= 1 for p in seen.values())
-
-    c = Collector([src], cfg)
-    c.poll(0.0)
-    before = sum(p.reads for p in seen.values())
-    gets = 60
-    for i in range(gets):
-        hbase_table.get(f"user{5000 + i:04d}")
-    # RegionServers refresh their /jmx metrics periodically: wait (bounded) until the gets show.
-    deadline = time.monotonic() + 60
-    while True:
-        now = _user_counters(src.sample())
-        if sum(p.reads for p in now.values()) >= before + gets:
-            break
-        assert time.monotonic() < deadline, "gets never showed in /jmx getCount"
-        time.sleep(1.0)
-    c.poll(1.0)
-    snap = c.snapshot(1.0)
-    busy = [p for p in snap.partitions if p.table == "usertable" and p.reads > 0]
-    assert busy and all(p.writes >= 0 and p.scans >= 0 for p in snap.partitions)
-    assert {p.node for p in snap.partitions} <= {n.id for n in snap.nodes}
-
-
 def test_servers_are_polled_in_parallel_and_listed_once(jmx_server):
     import threading
 
@@ -384,32 +334,6 @@ def test_an_unknown_process_cpu_is_missing_never_the_machines(jmx_server, load):
     nodes = {n.id: n.metrics for n in snap.nodes}
     assert nodes[_ids()[0]] is None and nodes[_ids()[1]].cpu == 0.2
     assert any(_ids()[0] in m and "cpu" in m.lower() for m in snap.missing), snap.missing
-
-
-def test_real_regionservers_report_their_own_process_cpu(hbase_cluster, hbase_table):
-    """On the real local cluster (every RegionServer on 127.0.0.1): one process sample per
-    server, a 0..1 fraction, and it rises on the server doing the work."""
-    live = [p for p in hbase_cluster.region_servers() if hbase_cluster.running(p.name)]
-    src = HBaseJmxSource(settings(*[p.info_url for p in live]))
-    sample = src.sample()
-    assert len(live) >= 2
-    got = {h.host: h for h in sample.hosts}
-    assert set(got) == set(sample.servers) == {p.server_id for p in live}
-    assert all(h.scope == "process" for h in got.values())
-    # ProcessCpuLoad is the load since the JVM's previous reading: the first may be unknown
-    # (None, reported with why); a later one is a number in 0..1.
-    import time
-    deadline = time.monotonic() + 30
-    while True:
-        for i in range(200):
-            hbase_table.get(f"user{(i * 10) % 10000:04d}")
-        cpus = [h.cpu for h in src.sample().hosts]
-        if all(c is not None for c in cpus):
-            break
-        assert time.monotonic() < deadline, "ProcessCpuLoad never became a number"
-        time.sleep(1.0)
-    assert all(0.0 <= c <= 1.0 for c in cpus)
-    assert any(c > 0.0 for c in cpus)
 
 
 class _Fixed:

@@ -4,10 +4,9 @@ bench and by hand: one server in the foreground (`ZooKeeperServerMain`) with tic
 sessions of 1–2 s are allowed, its admin server off, data in a work directory; stopped by its PID.
 `stop()` / `start()` take it down and bring it back on the same port and data.
 
-Used by tests/fixtures/zookeeper.py and bench/bench_failover.py (both load this file with
-importlib: its folder name has a dash) and by hand:
+Used by tests/fixtures/zookeeper.py and bench/bench_failover.py and by hand:
 
-    python deploy/local-zookeeper/zookeeper.py --workdir W [--port P]   # serves until Ctrl-C
+    python deploy/local_zookeeper/zookeeper.py --workdir W [--port P]   # serves until Ctrl-C
 """
 from __future__ import annotations
 

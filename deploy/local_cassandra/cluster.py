@@ -3,63 +3,48 @@
 cassandra-all jars on Maven Central), node N on its own loopback address 127.A.B.(N+1) (Linux
 routes all of 127/8 to lo, no aliases needed), each with its own conf dir, JMX port and log.
 
-Used by the integration tests (tests/fixtures/cassandra.py), by `make demo-cassandra` and by hand:
+Used by the integration tests (tests/fixtures/cassandra.py), by `make demo-cassandra` and by hand
+(`python deploy/local_cassandra/cluster.py …` or `python -m deploy.local_cassandra.cluster …`):
 
-    python deploy/local-cassandra/cluster.py fetch               # jars from Maven Central -> cache
-    python deploy/local-cassandra/cluster.py --workdir W start --nodes 2
-    python deploy/local-cassandra/cluster.py --workdir W add-node     # prints the new node's address
-    python deploy/local-cassandra/cluster.py --workdir W decommission n3 [--force]
-    python deploy/local-cassandra/cluster.py --workdir W nodetool n1 status   # or the node's address
-    python deploy/local-cassandra/cluster.py --workdir W restart-node ADDRESS --profile P --settings S.json
-    python deploy/local-cassandra/cluster.py --workdir W status
-    python deploy/local-cassandra/cluster.py --workdir W stop
+    python deploy/local_cassandra/cluster.py fetch               # jars from Maven Central -> cache
+    python deploy/local_cassandra/cluster.py --workdir W start --nodes 2
+    python deploy/local_cassandra/cluster.py --workdir W add-node     # prints the new node's address
+    python deploy/local_cassandra/cluster.py --workdir W decommission n3 [--force]
+    python deploy/local_cassandra/cluster.py --workdir W nodetool n1 status   # or the node's address
+    python deploy/local_cassandra/cluster.py --workdir W restart-node ADDRESS --profile P --settings S.json
+    python deploy/local_cassandra/cluster.py --workdir W status
+    python deploy/local_cassandra/cluster.py --workdir W stop
 
 Every process started is recorded (PID + its conf dir) in W/cluster.json; stop signals only
 those PIDs, and only after checking that the PID's command line still names our conf dir (the
-same ownership rule as deploy/local-hbase/cluster.py, whose helpers this file reuses). `start`
+ownership rule as the local HBase: deploy/localproc). `start`
 on a running cluster returns it, `stop` on a stopped one does nothing, a failed `start` stops
 what it started.
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
-import fcntl
-import importlib.util
 import json
 import os
 import random
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
+
+if __package__ in (None, ""):  # run as a file: the repository root is not on the path yet
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from actuator.hbase_jars import cache_root  # noqa: E402
+from deploy.localproc import ClusterError, LocalCluster, free_port, pid_owned, tail  # noqa: E402
 
 CASSANDRA_VERSION = "5.0.4"
 HERE = Path(__file__).resolve().parent
 MAIN = "org.apache.cassandra.service.CassandraDaemon"
 NODETOOL = "org.apache.cassandra.tools.NodeTool"
-
-
-def _load_hbase_helpers() -> Any:
-    """free_port / pid_alive / pid_owned / cache_root live in deploy/local-hbase/cluster.py."""
-    name = "metctl_local_hbase_cluster"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, HERE.parent / "local-hbase" / "cluster.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-_h = _load_hbase_helpers()
-free_port, pid_alive, pid_owned, cache_root = _h.free_port, _h.pid_alive, _h.pid_owned, _h.cache_root
 
 # JDK 17: Cassandra 5.0 reaches into these JDK internals (the set its own jvm17-server.options
 # ships); NodeTool needs the same or it crashes.
@@ -95,10 +80,6 @@ LOGBACK = """\
   <root level="WARN"><appender-ref ref="STDOUT"/></root>
 </configuration>
 """
-
-
-class ClusterError(RuntimeError):
-    """The local cluster could not be fetched, started or reached."""
 
 
 def home_for(version: str = CASSANDRA_VERSION) -> Path:
@@ -168,36 +149,21 @@ class Node:
     pid: int | None = None
 
 
-class LocalCassandra:
-    """One local cluster living in `workdir` (state in workdir/cluster.json)."""
+class LocalCassandra(LocalCluster):
+    """One local cluster living in `workdir` (state in workdir/cluster.json, nodes under
+    "nodes")."""
+
+    records_key = "nodes"
 
     def __init__(self, workdir: str | Path, version: str = CASSANDRA_VERSION, *,
                  heap_mb: int = 512, num_tokens: int = 16,
                  extra_yaml: Mapping[str, Any] | None = None):
-        self.workdir = Path(workdir).resolve()
-        self.version = version
+        super().__init__(workdir, version)
         self.heap_mb = heap_mb
         self.num_tokens = num_tokens
         self.extra_yaml = dict(extra_yaml or {})
-        self.state_file = self.workdir / "cluster.json"
 
     # -- state --------------------------------------------------------------------------------
-
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[dict[str, Any]]:
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        with open(self.workdir / ".lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            state = self._read()
-            yield state
-            tmp = self.state_file.with_suffix(".tmp")
-            tmp.write_text(json.dumps(state, indent=2))
-            tmp.replace(self.state_file)
-
-    def _read(self) -> dict[str, Any]:
-        if self.state_file.exists():
-            return json.loads(self.state_file.read_text())
-        return {"version": self.version, "nodes": {}}
 
     def _ensure_ports(self) -> dict[str, Any]:
         """Cluster-wide: a random 127.A.B.0/24 block and random storage / native ports, so
@@ -319,28 +285,13 @@ class LocalCassandra:
             raise ClusterError("at most 250 nodes per local cluster")
         n = Node(name=f"n{idx}", address=f"{st['subnet']}.{idx + 1}", jmx_port=free_port(),
                  conf_dir=str(self.workdir / "conf" / f"n{idx}"), log=str(self.workdir / "logs" / f"n{idx}.log"))
-        with self._locked() as s:
-            s["nodes"][n.name] = n.__dict__
+        self._record(n.name, n.__dict__)
         self.write_conf(n, overrides)
         return n
 
-    def _record_pid(self, name: str, pid: int | None) -> None:
-        with self._locked() as st:
-            st["nodes"][name]["pid"] = pid
-
     def spawn(self, name: str) -> int:
         n = self.node(name)
-        if n.pid and pid_owned(n.pid, n.conf_dir):
-            return n.pid
-        Path(n.log).parent.mkdir(parents=True, exist_ok=True)
-        with open(n.log, "ab") as log:
-            proc = subprocess.Popen(self.command(n), stdout=log, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True, cwd=self.workdir)
-        self._record_pid(n.name, proc.pid)
-        deadline = time.monotonic() + 10
-        while not pid_owned(proc.pid, n.conf_dir) and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        return proc.pid
+        return self.spawn_process(n.name, self.command(n), n.conf_dir, n.log)
 
     def cql_up(self, name: str) -> bool:
         n = self.node(name)
@@ -405,41 +356,16 @@ class LocalCassandra:
     def stop_node(self, name: str, timeout_s: float = 30) -> None:
         """SIGTERM, then SIGKILL after `timeout_s`; only our own, still-matching PID."""
         n = self.node(name)
-        if not n.pid or not pid_owned(n.pid, n.conf_dir):
-            self._record_pid(name, None)
-            return
-        os.kill(n.pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout_s
-        while pid_alive(n.pid) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        if pid_owned(n.pid, n.conf_dir):
-            os.kill(n.pid, signal.SIGKILL)
-            while pid_alive(n.pid):
-                time.sleep(0.05)
-        self._record_pid(name, None)
+        self.stop_process(name, n.pid, n.conf_dir, timeout_s)
 
     def kill_node(self, name: str) -> None:
         """SIGKILL (a crash), for failure tests."""
         n = self.node(name)
-        if n.pid and pid_owned(n.pid, n.conf_dir):
-            os.kill(n.pid, signal.SIGKILL)
-            while pid_alive(n.pid):
-                time.sleep(0.05)
-        self._record_pid(name, None)
+        self.kill_process(name, n.pid, n.conf_dir)
 
     def stop(self, timeout_s: float = 30) -> None:
         for n in reversed(self.nodes()):
             self.stop_node(n.name, timeout_s)
-
-    def rss_mb(self) -> dict[str, float]:
-        out = {}
-        for n in self.nodes():
-            if n.pid and pid_owned(n.pid, n.conf_dir):
-                with contextlib.suppress(OSError):
-                    for line in Path(f"/proc/{n.pid}/status").read_text().splitlines():
-                        if line.startswith("VmRSS:"):
-                            out[n.name] = int(line.split()[1]) / 1024
-        return out
 
     def status(self) -> dict[str, Any]:
         return {"workdir": str(self.workdir), "native_port": self._read().get("native_port"),
@@ -447,13 +373,6 @@ class LocalCassandra:
                                    "running": bool(n.pid and pid_owned(n.pid, n.conf_dir)),
                                    "cql": self.cql_up(n.name) if n.pid else False}
                           for n in self.nodes()}}
-
-
-def tail(path: str, lines: int = 30) -> str:
-    try:
-        return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,7 +18,7 @@ on a 2-core machine a RegionServer using one whole core reads 0.5; scaled, each 
 judged as a one-core node (docs/evaluation.md, "On real HBase", says what this does and does
 not mean).
 
-    python deploy/local-hbase/compare.py --minutes 6 --repetitions 2 [--out out/compare-hbase]
+    python deploy/local_hbase/compare.py --minutes 6 --repetitions 2 [--out out/compare-hbase]
 
 Per run: YCSB operations (and failed ones), node-minutes (RegionServers the master lists live,
 sampled every 5 s, launched ones included), max RegionServers, plans done, moves, launches;
@@ -28,7 +28,6 @@ OUT/report.json and OUT/table.md.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import random
@@ -41,22 +40,11 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-sys.path.insert(0, str(ROOT))
-
-
-def _chaos() -> Any:
-    name = "metctl_local_hbase_chaos"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, HERE / "chaos.py")
-        assert spec and spec.loader
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
-chaos = _chaos()
-ycsb = chaos.ycsb
-cluster_mod = chaos.cluster_mod
+if __package__ in (None, ""):  # run as a file: the repository root is not on the path yet
+    sys.path.insert(0, str(ROOT))
+from deploy.local_hbase import chaos  # noqa: E402
+from deploy.local_hbase import cluster as cluster_mod  # noqa: E402
+from deploy.local_hbase import ycsb  # noqa: E402
 
 POLICIES = ("met-paper", "met", "tiramola", "static")
 # CPU thresholds that are fractions of a node's CPU (scaled to one RegionServer's share)

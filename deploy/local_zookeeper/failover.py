@@ -18,7 +18,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+if __package__ in (None, ""):  # run as a file: the repository root is not on the path yet
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from common.waiting import poll  # noqa: E402
 

@@ -22,7 +22,8 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+if __package__ in (None, ""):  # run as a file: the repository root is not on the path yet
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from controller.ha import HASettings, Leadership, NotLeader, install_sigterm  # noqa: E402
 

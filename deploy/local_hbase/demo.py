@@ -15,7 +15,6 @@ Also used by bench/bench_hbase_placement.py (same cluster and load, HBase's bala
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import logging
 import shutil
@@ -29,22 +28,10 @@ from typing import Any, Iterable
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-sys.path.insert(0, str(ROOT))
-
-
-def _load(name: str, file: str) -> Any:
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, HERE / file)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-C = _load("metctl_local_hbase_cluster", "cluster.py")
-Y = _load("metctl_local_hbase_ycsb", "ycsb.py")
+if __package__ in (None, ""):  # run as a file: the repository root is not on the path yet
+    sys.path.insert(0, str(ROOT))
+from deploy.local_hbase import cluster as C  # noqa: E402
+from deploy.local_hbase import ycsb as Y  # noqa: E402
 
 from actuator.executor import Executor  # noqa: E402
 from actuator.hbase import CommandRestarter, HBaseDriver  # noqa: E402

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Throughput view of a chaos run (deploy/local-hbase/chaos.py): every YCSB client's status lines
+"""Throughput view of a chaos run (deploy/local_hbase/chaos.py): every YCSB client's status lines
 (one a second, in OUT/hbase/ycsb/<W>-run-<start ns>.err) summed into one series on the wall
 clock, and for each fault the time until throughput is back:
 
@@ -20,7 +20,7 @@ with the longest operation in that window (how long a client waited); the rest a
 Updates OUT/report.json (`recovery_by_throughput_s`, `failures`) and redraws
 OUT/throughput.png with the faults marked.
 
-    python deploy/local-hbase/chaos_report.py OUT [HARNESS_LOG]
+    python deploy/local_hbase/chaos_report.py OUT [HARNESS_LOG]
 HARNESS_LOG (chaos.py's stdout) gives the faults' wall-clock times when report.json has none.
 """
 from __future__ import annotations
@@ -48,24 +48,12 @@ def series(ycsb_dir: Path) -> dict[int, float]:
     return total
 
 
-def _ycsb() -> Any:
-    import importlib.util
-
-    name = "metctl_local_hbase_ycsb"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parent / "ycsb.py")
-        assert spec and spec.loader
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
 FAULT_WINDOW_S = 120
 
 
 def failures(ycsb_dir: Path, faults: list[dict[str, Any]]) -> dict[str, Any]:
     """Failed YCSB operations by workload/operation/status, and by fault window."""
-    y = _ycsb()
+    from deploy.local_hbase import ycsb as y
     by_status: dict[str, int] = {}
     per_second: dict[int, int] = {}
     wait: dict[int, int] = {}

@@ -24,7 +24,7 @@ region online, every RegionServer the harness started live, the master answering
 running). Tick time: what one executor tick observes (servers() + partitions() through the
 HBase driver; driver calls only start operations), timed every few seconds.
 
-    python deploy/local-hbase/chaos.py --minutes 20 --seed 7 [--out out/chaos-hbase]
+    python deploy/local_hbase/chaos.py --minutes 20 --seed 7 [--out out/chaos-hbase]
 
 Writes out/chaos-hbase/report.json and, through chaos_report.py, throughput.png (faults
 marked) and each fault's throughput recovery.
@@ -32,7 +32,6 @@ marked) and each fault's throughput recovery.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import random
@@ -48,25 +47,15 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-sys.path.insert(0, str(ROOT))
+if __package__ in (None, ""):  # run as a file: the repository root is not on the path yet
+    sys.path.insert(0, str(ROOT))
 
 from actuator.hbase import HBaseDriver  # noqa: E402
 from actuator.hbase_gateway import HBaseGateway, default_client_jars_dir  # noqa: E402
 
 
-def _load(name: str, file: str) -> Any:
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, HERE / file)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-cluster_mod = _load("metctl_local_hbase_cluster", "cluster.py")
-ycsb = _load("metctl_local_hbase_ycsb", "ycsb.py")
+from deploy.local_hbase import cluster as cluster_mod  # noqa: E402
+from deploy.local_hbase import ycsb  # noqa: E402
 
 FAULT_KINDS = ("kill_rs", "kill_daemon", "stop_zk", "stall_rs", "restart_master")
 LINK_TABLE = "chaos_links"
@@ -495,7 +484,9 @@ class Chaos:
         }
         (self.out / "report.json").write_text(json.dumps(report, indent=2))
         try:  # throughput recovery per fault and the plot (chaos_report.py)
-            _load("metctl_chaos_report", "chaos_report.py").main([str(self.out)])
+            from deploy.local_hbase import chaos_report
+
+            chaos_report.main([str(self.out)])
         except Exception as e:  # noqa: BLE001 - the report is written; this view is extra
             log(f"throughput report failed: {e}")
         driver.close()

@@ -2,9 +2,9 @@
 """`make demo-cassandra`: metctl's CassandraDriver scales a real local Cassandra 5.0 cluster out
 and back in under a QUORUM read/write load, and reports what the clients saw.
 
-1. start 2 nodes (deploy/local-cassandra/cluster.py), keyspace with replication 2, a table;
-2. run the QUORUM load (deploy/local-cassandra/load.py: it remembers every acknowledged write, so
-   the demo can check none was lost; YCSB through deploy/local-cassandra/ycsb.py is not wired
+1. start 2 nodes (deploy/local_cassandra/cluster.py), keyspace with replication 2, a table;
+2. run the QUORUM load (deploy/local_cassandra/load.py: it remembers every acknowledged write, so
+   the demo can check none was lost; YCSB through deploy/local_cassandra/ycsb.py is not wired
    in here yet) for --phase-s seconds: "before";
 3. add a node: it bootstraps; the driver watches gossip until it is UN, then runs cleanup on the
    others; measure "after join";
@@ -16,7 +16,6 @@ and back in under a QUORUM read/write load, and reports what the clients saw.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
 import time
@@ -25,19 +24,10 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT))
-
-
-def _load(file: str) -> Any:
-    name = "metctl_local_cassandra_" + file.removesuffix(".py")
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, HERE / file)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+if __package__ in (None, ""):  # run as a file: the repository root is not on the path yet
+    sys.path.insert(0, str(ROOT))
+from deploy.local_cassandra import cluster as cl_mod  # noqa: E402
+from deploy.local_cassandra import load as load_mod  # noqa: E402
 
 
 def wait_for(check: Any, timeout_s: float, what: str) -> None:
@@ -79,7 +69,6 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     out = Path(a.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    cl_mod, load_mod = _load("cluster.py"), _load("load.py")
     from actuator.cassandra import CassandraDriver, LocalNodeTool, connect
 
     cluster = cl_mod.LocalCassandra(out / "cluster")

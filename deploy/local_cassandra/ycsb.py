@@ -4,16 +4,17 @@ Maven Central) drives Cassandra through the project's own binding (`ycsb-cassand
 site.ycsb.db.metctl.CassandraClient over the DataStax Java driver 4.x; YCSB publishes no
 Cassandra binding on Maven Central), built once into the metctl cache.
 
-    python deploy/local-cassandra/ycsb.py --workdir W build
-    python deploy/local-cassandra/ycsb.py --workdir W load [--records 1000] [--keyspace ycsb]
-    python deploy/local-cassandra/ycsb.py --workdir W run  [--seconds 30] [--workload A] [--threads 4]
+    python deploy/local_cassandra/ycsb.py --workdir W build
+    python deploy/local_cassandra/ycsb.py --workdir W load [--records 1000] [--keyspace ycsb]
+    python deploy/local_cassandra/ycsb.py --workdir W run  [--seconds 30] [--workload A] [--threads 4]
 
-W is the LocalCassandra's workdir (deploy/local-cassandra/cluster.py). `load` creates the keyspace
+W is the LocalCassandra's workdir (deploy/local_cassandra/cluster.py). `load` creates the keyspace
 (SimpleStrategy, --replication) and the YCSB table (y_id text PRIMARY KEY, field0 … fieldN-1
 text) when missing. Reads and writes are at --consistency (QUORUM by default). Each phase prints
 YCSB's own summary: ops/s, operations per type and status, latencies.
 
-The process handling, the build and the parsing of YCSB's output are deploy/local-hbase/ycsb.py's.
+The process handling, the build and the parsing of YCSB's output are deploy/localproc/ycsb.py's
+(shared with the HBase runner, deploy/local_hbase/ycsb.py, whose workloads A–F these are).
 """
 from __future__ import annotations
 
@@ -25,17 +26,15 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
+if __package__ in (None, ""):  # run as a file: the repository root is not on the path yet
+    sys.path.insert(0, str(ROOT))
+from deploy.local_cassandra import cluster as cluster_mod  # noqa: E402
+from deploy.local_hbase.ycsb import WORKLOADS  # noqa: E402,F401 (A–F as MET §3.1 has them)
+from deploy.localproc import ycsb as client  # noqa: E402
+from deploy.localproc.ycsb import Result, finish, report, stop  # noqa: E402,F401 (re-exported)
+
 MODULE = ROOT / "ycsb-cassandra"
 BINDING = "site.ycsb.db.metctl.CassandraClient"
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from common.loading import load_file  # noqa: E402 — needs ROOT on sys.path when run as a script
-
-cluster_mod = load_file("metctl_local_cassandra_cluster", HERE / "cluster.py")
-hbase_ycsb = load_file("metctl_local_hbase_ycsb", HERE.parent / "local-hbase" / "ycsb.py")
-Result, finish, stop, report = hbase_ycsb.Result, hbase_ycsb.finish, hbase_ycsb.stop, hbase_ycsb.report
-WORKLOADS = hbase_ycsb.WORKLOADS  # A–F as MET §3.1 has them
 
 KEYSPACE = "ycsb"
 TABLE = "usertable"
@@ -57,7 +56,7 @@ def build_dir() -> Path:
 
 def build(quiet: bool = True) -> Path:
     """Build the binding (once; again only when its sources change) into the cache."""
-    return hbase_ycsb.build_module(MODULE, build_dir(), quiet)
+    return client.build_module(MODULE, build_dir(), quiet)
 
 
 def classpath() -> str:
@@ -101,12 +100,12 @@ def ycsb_command(cluster: Any, workload: str, phase: str, *, records: int, threa
     if phase == "run":
         if seconds is not None:
             props["maxexecutiontime"] = max(1, int(seconds))
-    return hbase_ycsb.client_command(JVM_OPTS, classpath(), BINDING, phase, threads, target_ops, props)
+    return client.client_command(JVM_OPTS, classpath(), BINDING, phase, threads, target_ops, props)
 
 
 def start(cluster: Any, workload: str, phase: str, **kw: Any) -> tuple[Any, float]:
     """Start one YCSB client JVM; collect it with `finish` (or end it early with `stop`)."""
-    return hbase_ycsb.start_command(ycsb_command(cluster, workload, phase, **kw), Path(cluster.workdir),
+    return client.start_command(ycsb_command(cluster, workload, phase, **kw), Path(cluster.workdir),
                                     f"cassandra-{workload}-{phase}")
 
 
@@ -172,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
                 ccl.shutdown()
         else:
             result = run_phase(cluster, a.workload, "run", records=a.records, seconds=a.seconds, **common)
-    except (cluster_mod.ClusterError, hbase_ycsb.cluster_mod.ClusterError) as e:
+    except cluster_mod.ClusterError as e:
         print(f"local-cassandra ycsb: {e}", file=sys.stderr)
         return 1
     print(summary(result))

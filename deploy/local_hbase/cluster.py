@@ -2,18 +2,18 @@
 """A real HBase 2.6 cluster on this machine as separate JVMs: ZooKeeper (HQuorumPeer), one
 HMaster and N HRegionServers, each with its own conf dir, ports and log, all on 127.0.0.1.
 
-Used by the integration tests (tests/fixtures/hbase.py imports it with `load_module()`), by
-`make demo-hbase` and by hand:
+Used by the integration tests (tests/fixtures/hbase.py), the benches, `make demo-hbase` and
+by hand (`python deploy/local_hbase/cluster.py …` or `python -m deploy.local_hbase.cluster …`):
 
-    python deploy/local-hbase/cluster.py fetch                 # jars from Maven Central -> cache
-    python deploy/local-hbase/cluster.py --workdir W start --rs 2
-    python deploy/local-hbase/cluster.py --workdir W add-rs     # prints the new RS's name
-    python deploy/local-hbase/cluster.py --workdir W stop-rs rs3
-    python deploy/local-hbase/cluster.py --workdir W restart-rs rs1 --settings S.json
-    python deploy/local-hbase/cluster.py --workdir W exec-rs NAME --port P --info-port Q --settings F
+    python deploy/local_hbase/cluster.py fetch                 # jars from Maven Central -> cache
+    python deploy/local_hbase/cluster.py --workdir W start --rs 2
+    python deploy/local_hbase/cluster.py --workdir W add-rs     # prints the new RS's name
+    python deploy/local_hbase/cluster.py --workdir W stop-rs rs3
+    python deploy/local_hbase/cluster.py --workdir W restart-rs rs1 --settings S.json
+    python deploy/local_hbase/cluster.py --workdir W exec-rs NAME --port P --info-port Q --settings F
                                    # becomes that RS (os.exec; for metctl's local process driver)
-    python deploy/local-hbase/cluster.py --workdir W status
-    python deploy/local-hbase/cluster.py --workdir W stop
+    python deploy/local_hbase/cluster.py --workdir W status
+    python deploy/local_hbase/cluster.py --workdir W stop
 
 Every process started is recorded (PID + its conf dir) in W/cluster.json; stop signals only
 those PIDs, and only after checking that the PID's command line still names our conf dir (a
@@ -23,29 +23,26 @@ returns it, `stop` on a stopped one does nothing, a failed `start` stops what it
 from __future__ import annotations
 
 import argparse
-import contextlib
-import fcntl
 import json
 import os
-import random
-import shutil
-import signal
 import socket
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 from xml.sax.saxutils import escape
 
-HERE = Path(__file__).resolve().parent
-# The jar fetch is shared with `metctl hbase-jars fetch` (actuator/hbase_jars.py, standard
+# Run as a file (python deploy/local_hbase/cluster.py) the repository root is not on the path
+# yet; the jar fetch is shared with `metctl hbase-jars fetch` (actuator/hbase_jars.py, standard
 # library only, so this file still runs on a bare python3 from the source tree).
-if str(HERE.parents[1]) not in sys.path:
-    sys.path.insert(0, str(HERE.parents[1]))
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from actuator import hbase_jars  # noqa: E402
 from actuator.hbase_jars import HBASE_VERSION, cache_root, home_for  # noqa: E402,F401 (re-exported)
+from deploy.localproc import (  # noqa: E402,F401 (free_port, pid_alive, tail: re-exported)
+    ClusterError, LocalCluster, free_port, pid_alive, pid_owned, tail,
+)
 
 # JDK 17: HBase and its shaded netty reach into these JDK internals.
 JDK17_FLAGS = [
@@ -88,10 +85,6 @@ WEB_XML = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 
-class ClusterError(RuntimeError):
-    """The local cluster could not be fetched, started or reached."""
-
-
 # ---------------------------------------------------------------------------------------------
 # jars
 
@@ -128,52 +121,10 @@ def java_opts() -> list[str]:
 # helpers
 
 
-def free_port(low: int = 20_000, high: int = 32_000) -> int:
-    """A free TCP port on 127.0.0.1 below Linux's ephemeral range (32768+): ports are picked
-    when a process is defined and bound seconds later, and an ephemeral pick could meanwhile
-    be taken by some outgoing connection's source port."""
-    for _ in range(200):
-        port = random.randint(low, high)
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise ClusterError(f"no free port in {low}..{high}")
-
-
 def site_xml(props: Mapping[str, Any]) -> str:
     rows = "".join(f"  <property><name>{escape(str(k))}</name><value>{escape(str(v))}</value></property>\n"
                    for k, v in props.items())
     return f'<?xml version="1.0"?>\n<configuration>\n{rows}</configuration>\n'
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # a zombie child still "exists": reap it if it is ours
-    with contextlib.suppress(ChildProcessError):
-        if os.waitpid(pid, os.WNOHANG)[0] == pid:
-            return False
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        return state != "Z"
-    except OSError:
-        return False
-
-
-def pid_owned(pid: int, conf_dir: str) -> bool:
-    """True when `pid` is alive and its command line still names our conf dir."""
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-    except OSError:
-        return False
-    return conf_dir in cmdline and pid_alive(pid)
 
 
 def get_jmx(url: str, bean: str, timeout_s: float = 2.0) -> dict[str, Any] | None:
@@ -214,15 +165,15 @@ class Proc:
 # the cluster
 
 
-class LocalHBase:
-    """One local cluster living in `workdir` (state in workdir/cluster.json)."""
+class LocalHBase(LocalCluster):
+    """One local cluster living in `workdir` (state in workdir/cluster.json, processes under
+    "procs")."""
 
     def __init__(self, workdir: str | Path, version: str = HBASE_VERSION, *,
                  rs_heap_mb: int = 384, master_heap_mb: int = 320, zk_heap_mb: int = 128,
                  session_timeout_ms: int = 10_000, metrics_period_s: int = 2,
                  base_port: int | None = None, extra_site: Mapping[str, Any] | None = None):
-        self.workdir = Path(workdir).resolve()
-        self.version = version
+        super().__init__(workdir, version)
         self.rs_heap_mb = rs_heap_mb
         self.master_heap_mb = master_heap_mb
         self.zk_heap_mb = zk_heap_mb
@@ -232,26 +183,8 @@ class LocalHBase:
         # rsN base+10N (info +1); None = free ports picked at random
         self.base_port = base_port
         self.extra_site = dict(extra_site or {})
-        self.state_file = self.workdir / "cluster.json"
 
-    # -- state ----------------------------------------------------------------------------
-
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[dict[str, Any]]:
-        """Read-modify-write cluster.json under an flock (tests and exec-rs may race)."""
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        with open(self.workdir / ".lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            state = self._read()
-            yield state
-            tmp = self.state_file.with_suffix(".tmp")
-            tmp.write_text(json.dumps(state, indent=2))
-            tmp.replace(self.state_file)
-
-    def _read(self) -> dict[str, Any]:
-        if self.state_file.exists():
-            return json.loads(self.state_file.read_text())
-        return {"version": self.version, "procs": {}}
+    # -- state --------------------------------------------------------------------------------
 
     def procs(self) -> dict[str, Proc]:
         return {n: Proc(**p) for n, p in self._read()["procs"].items()}
@@ -359,8 +292,7 @@ class LocalHBase:
         p = Proc(name=name, kind=kind, conf_dir=str(self.workdir / "conf" / name),
                  log=str(self.workdir / "logs" / f"{name}.log"), port=port or free_port(),
                  info_port=info_port or (free_port() if kind != "zk" else 0))
-        with self._locked() as st:
-            st["procs"][name] = p.__dict__
+        self._record(name, p.__dict__)
         return p
 
     def command(self, p: Proc) -> list[str]:
@@ -374,42 +306,13 @@ class LocalHBase:
 
     # -- processes --------------------------------------------------------------------------
 
-    def _record_pid(self, name: str, pid: int | None) -> None:
-        with self._locked() as st:
-            st["procs"][name]["pid"] = pid
-
     def _spawn(self, p: Proc) -> int:
-        if self.running(p.name):
-            return self.proc(p.name).pid  # type: ignore[return-value]
-        Path(p.log).parent.mkdir(parents=True, exist_ok=True)
-        with open(p.log, "ab") as log:
-            proc = subprocess.Popen(self.command(p), stdout=log, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True,
-                                    cwd=self.workdir)
-        self._record_pid(p.name, proc.pid)
-        # until java has exec'd, the child's command line is still Python's: wait for it, so
-        # ownership checks (pid_owned) hold from here on — a stop right after a start must
-        # still find and stop this process
-        deadline = time.monotonic() + 10
-        while not pid_owned(proc.pid, p.conf_dir) and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        return proc.pid
+        return self.spawn_process(p.name, self.command(p), p.conf_dir, p.log)
 
     def _signal_and_wait(self, p: Proc, timeout_s: float) -> None:
         """SIGTERM (HBase's graceful stop: a RegionServer closes its regions and the master
         reassigns them), then SIGKILL after `timeout_s`. Only our own, still-matching PID."""
-        if not p.pid or not pid_owned(p.pid, p.conf_dir):
-            self._record_pid(p.name, None)
-            return
-        os.kill(p.pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout_s
-        while pid_alive(p.pid) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        if pid_alive(p.pid) and pid_owned(p.pid, p.conf_dir):
-            os.kill(p.pid, signal.SIGKILL)
-            while pid_alive(p.pid):
-                time.sleep(0.1)
-        self._record_pid(p.name, None)
+        self.stop_process(p.name, p.pid, p.conf_dir, timeout_s)
 
     def _wait(self, what: str, check, timeout_s: float, procs: list[Proc] = ()) -> Any:
         deadline = time.monotonic() + timeout_s
@@ -559,22 +462,11 @@ class LocalHBase:
         procs = self.procs()
         first = [p for p in procs.values() if p.kind in ("rs", "master") and p.pid]
         for p in first:
-            if pid_owned(p.pid, p.conf_dir):
-                os.kill(p.pid, signal.SIGTERM)
+            self.signal_process(p.pid, p.conf_dir)
         for p in first:
             self._signal_and_wait(p, timeout_s)
         if "zk" in procs:
             self._signal_and_wait(procs["zk"], timeout_s)
-
-    def rss_mb(self) -> dict[str, float]:
-        """Resident memory of each running process, MB."""
-        out = {}
-        for p in self.procs().values():
-            if p.pid and pid_owned(p.pid, p.conf_dir):
-                for line in Path(f"/proc/{p.pid}/status").read_text().splitlines():
-                    if line.startswith("VmRSS:"):
-                        out[p.name] = int(line.split()[1]) / 1024
-        return out
 
     def status(self) -> dict[str, Any]:
         procs = {n: {"pid": p.pid, "running": self.running(n), "port": p.port,
@@ -584,13 +476,6 @@ class LocalHBase:
         if self.running("master"):
             st["master"] = self.master_status()
         return st
-
-
-def tail(path: str, lines: int = 30) -> str:
-    try:
-        return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
 
 
 def load_settings(path: str | None) -> dict[str, Any]:

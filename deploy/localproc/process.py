@@ -1,0 +1,74 @@
+"""Processes a local cluster owns: a free port to give one, whether a PID is still ours (alive
+and its command line naming our conf dir, so a recycled PID is never signalled), its memory,
+and the tail of its log for error messages."""
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import socket
+from pathlib import Path
+
+
+class ClusterError(RuntimeError):
+    """The local cluster could not be fetched, started or reached."""
+
+
+def free_port(low: int = 20_000, high: int = 32_000) -> int:
+    """A free TCP port on 127.0.0.1 below Linux's ephemeral range (32768+): ports are picked
+    when a process is defined and bound seconds later, and an ephemeral pick could meanwhile
+    be taken by some outgoing connection's source port."""
+    for _ in range(200):
+        port = random.randint(low, high)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise ClusterError(f"no free port in {low}..{high}")
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # a zombie child still "exists": reap it if it is ours
+    with contextlib.suppress(ChildProcessError):
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return state != "Z"
+    except OSError:
+        return False
+
+
+def pid_owned(pid: int, conf_dir: str) -> bool:
+    """True when `pid` is alive and its command line still names our conf dir."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return False
+    return conf_dir in cmdline and pid_alive(pid)
+
+
+def rss_mb(pid: int) -> float | None:
+    """Resident memory of `pid` in MB, None once it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def tail(path: str | Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
