@@ -20,10 +20,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from common.loading import load_file  # noqa: E402
 from common.waiting import poll  # noqa: E402
-
-browser = load_file("metctl_console_browser", Path(__file__).with_name("browser.py"))
+from deploy.console import browser  # noqa: E402
 
 
 def serving(page) -> int:

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from common.loading import load_file
+from bench import evaluate
 from tests.fixtures.simcluster import small_scenario_dict
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def load_bench():
-    return load_file("metctl_bench_evaluate", ROOT / "bench" / "evaluate.py")
+    return evaluate
 
 
 @pytest.mark.timeout(600)

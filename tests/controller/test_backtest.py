@@ -28,7 +28,7 @@ def test_rate_tables_follow_the_recorded_reads_and_scans():
     scans = [r for _, r in tenants["ycsb_e-scans"]["rate"]]
     assert scans[:4] == [0, 0, 0, 0] and min(scans[4:]) > 5  # E joined half-way
     assert data["initial_nodes"] == 2 and tenants["ycsb_c-reads"]["regions"] == 4
-    # YCSB ran with hotspotdatafraction 0.4 and hotspotopnfraction 0.5 (deploy/local-hbase/ycsb.py):
+    # YCSB ran with hotspotdatafraction 0.4 and hotspotopnfraction 0.5 (deploy/local_hbase/ycsb.py):
     # the fit over C's regions finds them again
     assert (tenants["ycsb_c-reads"]["hot_data_fraction"], tenants["ycsb_c-reads"]["hot_ops_fraction"]) == (0.4, 0.5)
     assert data["duration_s"] > tenants["ycsb_c-reads"]["rate"][-1][0]
