@@ -35,6 +35,13 @@ from controller.api_guard import (Guard, OPERATOR, TokenBucket, is_loopback, que
 from controller.control import (ControlSettings, ControlState, MaintenanceWindow, Pause, Pin,
                                 Protection, check_zone)
 from controller.errors import BadInput
+from aiohttp import web
+from common.redact import MASK
+from common.models import parse_model
+from controller.control import WindowsOverride
+from controller.control_store import ControlStoreError
+from controller.control_store import write_private
+from dataclasses import asdict
 
 log = logging.getLogger("metctl.api")
 
@@ -43,7 +50,6 @@ log = logging.getLogger("metctl.api")
 
 def ensure_token(path: str | Path) -> str:
     """The token in `path`; a new random one (0600) when the file is missing."""
-    from controller.control_store import write_private
 
     p = Path(path).expanduser()
     if not p.exists():
@@ -174,7 +180,6 @@ class ApiServer:
             loop.close()
 
     async def _start_site(self) -> None:
-        from aiohttp import web
 
         app = web.Application(client_max_size=self.settings.max_body_bytes,
                               middlewares=[self.guard.middleware()])
@@ -231,24 +236,20 @@ class ApiServer:
     # ---- plumbing ----------------------------------------------------------------------
     @staticmethod
     def _json(data: Any, status: int = 200) -> Any:
-        from aiohttp import web
         return web.json_response(data, status=status, dumps=lambda d: json.dumps(d, default=str))
 
     def _error(self, status: int, message: str) -> Any:
         return self._json({"error": message}, status)
 
     async def _body(self, request: Any, model: type[BaseModel]) -> Any:
-        from controller.config import parse_model
 
         data = await read_json(request, self.settings.request_timeout_s)
         return parse_model(model, data, "request body")
 
     def _change(self, fn: Callable[[ControlState], ControlState]) -> ControlState:
-        from controller.control_store import ControlStoreError
         try:
             return self.store.update(fn)
         except ControlStoreError as err:
-            from aiohttp import web
             raise web.HTTPServiceUnavailable(reason=str(err)) from err
 
     def _command(self, subject: str, by: str, reason: str, **details: Any) -> None:
@@ -363,7 +364,6 @@ class ApiServer:
         return self._json(self.status_doc())
 
     async def put_windows(self, request: Any) -> Any:
-        from controller.control import WindowsOverride
 
         body = await self._body(request, WindowsBody)
         o = WindowsOverride(windows=body.windows, timezone=body.timezone,
@@ -393,7 +393,6 @@ _TYPED_FIELDS = ("reason", "by")
 def _masked(doc: Any, typed: list[str], key: str = "") -> Any:
     """`doc` with the operators' free text replaced by ***: the `reason` and `by` of pause, pin,
     protections and windows, and every occurrence of those texts elsewhere (hold words)."""
-    from common.redact import MASK
 
     if isinstance(doc, dict):
         operator_entry = key in ("pause", "pinned", "protected_node")
@@ -415,7 +414,6 @@ def _peer(request: Any) -> str:
 
 
 def _asdict(obj: Any) -> dict[str, Any] | None:
-    from dataclasses import asdict
     return asdict(obj) if obj is not None else None
 
 

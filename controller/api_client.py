@@ -15,6 +15,10 @@ from typing import Any
 import click
 
 from controller.errors import BadInput
+from controller.api import read_token
+from controller.config import load_config
+from datetime import datetime
+import requests
 
 
 class ApiUnreachable(RuntimeError):
@@ -43,8 +47,6 @@ class ApiClient:
     @classmethod
     def from_options(cls, config_path: str | None, api: str | None,
                      token_file: str | None) -> ApiClient:
-        from controller.api import read_token
-        from controller.config import load_config
 
         control = load_config(config_path).control
         if api is None:
@@ -60,7 +62,6 @@ class ApiClient:
         return cls(api, read_token(path), path, verify=control.tls_ca_file or True)
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        import requests
 
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
         try:
@@ -106,7 +107,6 @@ def print_state(doc: dict[str, Any], fmt: str = "table") -> None:
 
 
 def status_lines(doc: dict[str, Any]) -> list[str]:
-    from datetime import datetime
 
     def when(t: float | None) -> str:
         return datetime.fromtimestamp(t).astimezone().strftime("%Y-%m-%d %H:%M:%S %Z") if t else "-"

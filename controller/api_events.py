@@ -16,6 +16,8 @@ from typing import Any
 
 from controller.api_guard import OPERATOR, SECURITY_HEADERS, query_int
 from controller.events import Event, EventStore, parse_kinds
+from aiohttp import web
+from common.redact import MASK
 
 KEEPALIVE_S = 15.0
 CHANGED_EVERY_S = 0.3
@@ -99,7 +101,6 @@ def shown(server: Any, request: Any, event: Event) -> dict[str, Any]:
     if request.get(OPERATOR):
         return doc
     if doc["kind"] == "command":
-        from common.redact import MASK
         doc["reason"] = MASK if doc["reason"] else ""
         doc["details"] = {k: (MASK if k == "by" else v) for k, v in doc["details"].items()}
     return server._shown(request, doc)
@@ -129,7 +130,6 @@ def add_event_routes(app: Any, server: Any) -> None:
                              "last_id": store.last_id})
 
     async def stream(request: Any) -> Any:
-        from aiohttp import web
 
         kinds = parse_kinds(request.query.get("kind"), "query")
         header = request.headers.get("Last-Event-ID", "")

@@ -34,6 +34,7 @@ from typing import Any
 
 from common.documents import parse_json
 from controller.errors import BadInput
+from aiohttp import web
 
 log = logging.getLogger("metctl.api")
 
@@ -119,7 +120,6 @@ class Guard:
                                    self.token.encode())
 
     def middleware(self) -> Any:
-        from aiohttp import web
 
         @web.middleware
         async def guard(request: Any, handler: Any) -> Any:
@@ -127,7 +127,6 @@ class Guard:
         return guard
 
     async def handle(self, request: Any, handler: Any) -> Any:
-        from aiohttp import web
 
         if not self.host_allowed(request.headers.get("Host")):
             return error(421, "this API answers to its own address, the loopback names and "
@@ -201,7 +200,6 @@ def same_origin(request: Any) -> bool:
 
 
 def error(status: int, message: str, headers: dict[str, str] | None = None) -> Any:
-    from aiohttp import web
     return web.json_response({"error": message}, status=status, headers=headers)
 
 

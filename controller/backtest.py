@@ -25,6 +25,8 @@ import numpy as np
 
 from common.errors import BadInput
 from decision.model import ClusterSnapshot
+from controller.snapshot_io import read_snapshot
+from simulator.capacity import hotspot_shares
 
 KINDS = (("reads", "read"), ("writes", None), ("scans", "scan"))
 HOT_DATA = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0)
@@ -33,7 +35,6 @@ HOT_OPS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)
 
 def load_series(directory: str | Path) -> list[ClusterSnapshot]:
     """The snapshot files of a directory, oldest first (BadInput naming the directory or file)."""
-    from controller.snapshot_io import read_snapshot
 
     d = Path(directory)
     if not d.is_dir():
@@ -49,7 +50,6 @@ def load_series(directory: str | Path) -> list[ClusterSnapshot]:
 def fit_hotspot(shares: Sequence[float]) -> tuple[float, float]:
     """YCSB's (hot data fraction, hot operation fraction) whose region shares come closest to
     these (sorted both ways; least squares over a grid). Even shares give (1.0, any): uniform."""
-    from simulator.capacity import hotspot_shares
 
     got = np.sort(np.asarray(shares, dtype=float))[::-1]
     if got.size <= 1 or got.sum() <= 0:

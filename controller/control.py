@@ -21,7 +21,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -29,6 +29,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from controller.webhooks import WebhookSettings
+from common.models import parse_model
+from controller.errors import BadInput
+from controller.events import step_words
+from controller.telemetry import decision_kind
+from dataclasses import asdict
+from decision.protection import keep_nodes
 
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
@@ -233,7 +239,6 @@ class ControlState:
         return p
 
     def to_dict(self) -> dict[str, Any]:
-        from dataclasses import asdict
         return {"version": 1,
                 "pause": asdict(self.pause) if self.pause else None,
                 "pin": asdict(self.pin) if self.pin else None,
@@ -242,8 +247,6 @@ class ControlState:
 
     @classmethod
     def from_dict(cls, data: Any, file: str) -> ControlState:
-        from controller.config import parse_model
-        from controller.errors import BadInput
         model = parse_model(ControlFile, data, file)
         try:
             windows = (parse_model(WindowsOverride, model.windows, file)
@@ -300,7 +303,6 @@ class ControlGate:
         return policy.model_copy(update={"min_nodes": pin.min_nodes, "max_nodes": pin.max_nodes})
 
     def protect(self, plan: Any) -> Any:
-        from decision.protection import keep_nodes
         protected = self.state.protected
         if not protected:
             return plan
@@ -380,7 +382,6 @@ class LiveStatus:
         pass
 
     def on_decision(self, now: float, plan: Any, plan_id: str | None, snapshot: Any) -> None:
-        from controller.telemetry import decision_kind
         entry = {
             "at_unix_s": self._wall(), "kind": decision_kind(plan), "plan_id": plan_id,
             "reason": plan.reason, "hold": None,
@@ -446,7 +447,6 @@ class LiveStatus:
                  finished: list[dict[str, Any]]) -> None:
         """The journal's steps of the plan in flight (telemetry.StepWatcher), for the console:
         what each is, its state and sub-state (a launch: booting, joining, ready)."""
-        from controller.events import step_words
 
         rows = [{"idx": r["idx"], "op": r["op"], "what": step_words(r), "state": r["state"],
                  "sub_state": r.get("sub_state"), "node": r.get("node"),

@@ -20,6 +20,15 @@ from controller.control import ControlGate, LiveStatus
 from controller.errors import BadInput
 from controller.events import EventRecorder, EventStore
 from controller.webhooks import WebhookSender
+from controller.api import ApiServer, ensure_token
+from controller.api_events import add_event_routes
+from common.models import parse_model
+from controller.console.routes import add_console_routes
+from controller.console.view import ClusterView
+from controller.control import ControlSettings
+from controller.control_store import default_state_path, open_control_store
+from controller.telemetry import Telemetry
+from decision import decide
 
 log = logging.getLogger("metctl.control")
 
@@ -90,7 +99,6 @@ class DecisionLog:
 class ControlPlane:
     def __init__(self, config: Any, *, leadership: Any = None, telemetry: Any = None,
                  wall_clock: Any = time.time):
-        from controller.control_store import default_state_path, open_control_store
 
         self.config, self.settings = config, config.control
         self.leadership = leadership
@@ -111,12 +119,11 @@ class ControlPlane:
         self.loop: Any = None
         self.server: Any = None
         self.wall = wall_clock
-        from controller.telemetry import Telemetry
         if isinstance(telemetry, Telemetry):  # not NullTelemetry (endpoint off or no client)
             self._register_metrics(telemetry.registry)
 
     def _register_metrics(self, registry: Any) -> None:
-        import prometheus_client as prom
+        import prometheus_client as prom  # noqa: PLC0415 — optional extra: metctl[metrics]
 
         values = {
             "metctl_paused": lambda: 1.0 if self.store.state.active_pause(self.wall()) else 0.0,
@@ -131,7 +138,6 @@ class ControlPlane:
         """Into `loop`: the gate, the live status, events and the console's cluster view.
         `step_listeners` is telemetry's StepWatcher list (controller.production.Production);
         `tenants`/`slo_ms` feed the console's latency chart (controller.console.view)."""
-        from controller.console.view import ClusterView
 
         self.loop = loop
         loop.control = self.gate
@@ -159,7 +165,6 @@ class ControlPlane:
 
     def dry_run(self) -> dict[str, Any] | None:
         """The plan the daemon would make now on its latest snapshot (nothing is kept)."""
-        from decision import decide
 
         snapshot, _ = self.live.latest()
         if snapshot is None or self.loop is None:
@@ -175,9 +180,6 @@ class ControlPlane:
         self.webhooks.start()
         if self.settings.api_address is None:
             return None
-        from controller.api import ApiServer, ensure_token
-        from controller.api_events import add_event_routes
-        from controller.console.routes import add_console_routes
 
         token = ensure_token(self.settings.token_file)
         identity = getattr(self.leadership, "identity", "") if self.leadership else ""
@@ -217,8 +219,6 @@ def with_control_overrides(config: Any, *, api: str | None = None, observe: bool
         update["mode"] = "observe"
     if not update:
         return config
-    from controller.config import parse_model
-    from controller.control import ControlSettings
 
     control = parse_model(ControlSettings, {**config.control.model_dump(), **update}, "--api")
     return config.model_copy(update={"control": control})

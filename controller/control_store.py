@@ -92,7 +92,7 @@ class FileControlStore:
 
 class ZooKeeperControlStore:
     def __init__(self, settings: Any, cluster: str, *, client: Any = None):
-        from kazoo.client import KazooClient
+        from kazoo.client import KazooClient  # noqa: PLC0415 — optional extra: metctl[ha]
 
         root = "" if settings.root_znode == "/" else settings.root_znode
         self.path = f"{root}/{cluster}/control"
@@ -122,7 +122,7 @@ class ZooKeeperControlStore:
         self.state = self._parse(data)
 
     def update(self, fn: Callable[[ControlState], ControlState]) -> ControlState:
-        from kazoo.exceptions import BadVersionError, KazooException
+        from kazoo.exceptions import BadVersionError, KazooException  # noqa: PLC0415 — optional extra: metctl[ha]
 
         with self._lock:
             for _ in range(20):  # compare-and-set; another instance may write meanwhile

@@ -22,6 +22,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from common.redact import redact
+from controller.errors import BadInput
+from controller.telemetry import decision_kind
 
 log = logging.getLogger("metctl.events")
 
@@ -84,7 +86,6 @@ class EventStore:
 
 def parse_kinds(text: str | None, where: str) -> frozenset[str] | None:
     """`decision,hold` -> the kinds; None for all. Unknown kinds are bad input."""
-    from controller.errors import BadInput
 
     if not text:
         return None
@@ -136,7 +137,6 @@ class EventRecorder:
         pass
 
     def on_decision(self, now: float, plan: Any, plan_id: str | None, snapshot: Any) -> None:
-        from controller.telemetry import decision_kind
 
         summary = snapshot_summary(snapshot)
         for ended in self._ended:

@@ -25,6 +25,10 @@ from controller.loop_settings import LoopSettings
 from decision import decide
 from decision.model import ClusterSnapshot, DecisionMemory, Plan
 from decision.policy import PolicyConfig
+from controller.logs import log_decision
+from controller.logs import log_hold
+from controller.state import read_memory
+from controller.state import write_memory
 
 log = logging.getLogger("metctl.loop")
 
@@ -90,13 +94,11 @@ class MemoryStore:
     def load(self) -> DecisionMemory:
         if not self.path:
             return DecisionMemory()
-        from controller.state import read_memory
         return read_memory(self.path)
 
     def save(self, memory: DecisionMemory) -> None:
         if not self.path:
             return
-        from controller.state import write_memory
         write_memory(self.path, memory)
 
 
@@ -237,7 +239,6 @@ class ControlLoop:
             plan_id = f"{plan.policy}-{self.counters.plans + 1:04d}-{int(now)}"
         for o in self.observers:
             _safe(o.on_decision, now, plan, plan_id, snapshot)
-        from controller.logs import log_decision
         log_decision(log, plan, plan_id)
         if plan.is_empty:
             self._commit_memory(plan.memory)
@@ -287,7 +288,6 @@ class ControlLoop:
     def _hold(self, now: float, cause: HoldCause, words: str) -> None:
         self.counters.holds += 1
         self.last_hold = (cause, words)
-        from controller.logs import log_hold
         log_hold(log, cause.value, words)
         for o in self.observers:
             _safe(o.on_hold, now, cause, words)

@@ -248,9 +248,9 @@ def write_csv(run: Any, path: Path) -> None:
 
 
 def _plt():
-    import matplotlib
+    import matplotlib  # noqa: PLC0415 — only when a report draws its plots (~0.5 s import)
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # noqa: PLC0415 — only when a report draws its plots (~0.5 s import)
     return plt
 
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from controller.logs import log_action
+import time
 
 log = logging.getLogger("metctl.telemetry")
 
@@ -122,7 +124,7 @@ class Telemetry:
     """Records metctl's state into a private registry; `serve()` exposes it over HTTP."""
 
     def __init__(self, settings: TelemetrySettings | None = None, identity: str = ""):
-        import prometheus_client as prom  # optional dependency: metctl[metrics]
+        import prometheus_client as prom  # noqa: PLC0415 — optional dependency: metctl[metrics]
 
         # `*_created` series would double the names a scraper sees for no use to operators
         prom.disable_created_metrics()
@@ -156,7 +158,7 @@ class Telemetry:
     # ---- serving ----------------------------------------------------------------------------
     def serve(self) -> tuple[str, int]:
         """Start the HTTP endpoint in a background thread; returns the (host, port) bound."""
-        from prometheus_client import start_http_server
+        from prometheus_client import start_http_server  # noqa: PLC0415 — optional extra: metctl[metrics]
 
         host, port = self.settings.bind()
         self._server, _thread = start_http_server(port, addr=host, registry=self.registry)
@@ -172,7 +174,7 @@ class Telemetry:
             self._server = None
 
     def exposition(self) -> str:
-        from prometheus_client import generate_latest
+        from prometheus_client import generate_latest  # noqa: PLC0415 — optional extra: metctl[metrics]
 
         return generate_latest(self.registry).decode()
 
@@ -247,7 +249,6 @@ class TelemetryObserver:
     """A control-loop observer (controller.loop.LoopObserver's methods) feeding Telemetry."""
 
     def __init__(self, telemetry: Any, wall_clock: Any = None):
-        import time
 
         self.telemetry = telemetry
         self._wall = wall_clock or time.time
@@ -293,7 +294,6 @@ class StepWatcher:
         if plan_id is None or key == self._last:
             return  # nothing visibly changed: spare the journal a read
         self._last = key
-        from controller.logs import log_action
 
         steps = self.journal.load_steps(plan_id)
         just_finished = []
@@ -329,7 +329,6 @@ class WatchedSource:
 
     def __init__(self, source: Any, telemetry: Any, name: str | None = None,
                  clock: Any = None):
-        import time
 
         self.source, self.telemetry = source, telemetry
         self.name = label_token(name or type(source).__name__)

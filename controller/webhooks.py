@@ -26,6 +26,8 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pathlib import Path
+import aiohttp
 
 log = logging.getLogger("metctl.webhooks")
 
@@ -76,7 +78,6 @@ class WebhookSettings(BaseModel):
             value = os.environ.get(self.secret_env, "").strip()
             where = f"environment variable {self.secret_env}"
         else:
-            from pathlib import Path
             try:
                 value = Path(self.secret_file or "").expanduser().read_text().strip()
             except (OSError, UnicodeDecodeError) as err:
@@ -186,7 +187,6 @@ class WebhookSender:
 
     # ---- delivering (the sender's thread) -------------------------------------------------
     async def _deliver_all(self, hook: _Hook) -> None:
-        import aiohttp
 
         s = hook.settings
         timeout = aiohttp.ClientTimeout(total=s.timeout_s)

@@ -57,7 +57,7 @@ def match_optimal(node_of: np.ndarray, slot_of: np.ndarray, node_profile: np.nda
         weight[rows, cols] += big * shared
         # scipy is imported where it is used: its import costs ~0.4 s, more than the default
         # met's whole decision at 1,000 x 100,000, which never reconciles.
-        from scipy.optimize import linear_sum_assignment
+        from scipy.optimize import linear_sum_assignment  # noqa: PLC0415 (see above)
         r, c = linear_sum_assignment(weight, maximize=True)
         node_for_slot[c] = r
         return node_for_slot
@@ -67,8 +67,9 @@ def match_optimal(node_of: np.ndarray, slot_of: np.ndarray, node_profile: np.nda
     data = np.concatenate([1.0 + big * shared + same, np.ones(nodes)])
     r_idx = np.concatenate([rows, np.arange(nodes)])
     c_idx = np.concatenate([cols, slots + np.arange(nodes)])
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import min_weight_full_bipartite_matching
+    # scipy where it is used (see above)
+    from scipy.sparse import csr_matrix  # noqa: PLC0415
+    from scipy.sparse.csgraph import min_weight_full_bipartite_matching  # noqa: PLC0415
     graph = csr_matrix((data, (r_idx, c_idx)), shape=(nodes, slots + nodes))
     r, c = min_weight_full_bipartite_matching(graph, maximize=True)
     real = c < slots

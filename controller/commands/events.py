@@ -13,10 +13,11 @@ import click
 
 from controller.api_client import ApiUnreachable, api_options
 from controller.events import parse_kinds
+from controller.cli import one_line
+import requests
 
 
 def line(event: dict[str, Any]) -> str:
-    from controller.cli import one_line
 
     at = datetime.fromtimestamp(event["at_unix_s"]).astimezone().strftime("%Y-%m-%d %H:%M:%S")
     reason = f"  {event['reason']}" if event.get("reason") else ""
@@ -55,7 +56,6 @@ def command(client, follow, kinds, limit, fmt):
 
 
 def _follow(client: Any, kinds: str | None, last: int, fmt: str) -> None:
-    import requests
 
     headers = {"Accept": "text/event-stream"}
     if client.token:

@@ -7,6 +7,8 @@ import json
 import click
 
 from controller.api_client import api_options, status_lines
+from rich.console import Console
+from rich.table import Table
 
 
 @click.command(name="explain")
@@ -18,8 +20,6 @@ def command(client, fmt):
     if fmt == "json":
         click.echo(json.dumps(doc, indent=2, default=str))
         return
-    from rich.console import Console
-    from rich.table import Table
 
     console = Console()
     last = doc.get("last_decision")

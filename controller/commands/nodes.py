@@ -20,6 +20,9 @@ from actuator.userdata import render_user_data
 from controller.config import load_config
 from controller.errors import BadInput
 from decision.model import PROFILES
+from rich.console import Console
+from rich.table import Table
+import inspect
 
 _config_option = click.option("--config", "config_file", metavar="FILE", default=None,
                               help="metctl config (YAML): cluster name and infrastructure driver. Default: built-in.")
@@ -39,8 +42,6 @@ def _print_nodes(nodes: list[Any], fmt: str, cluster: str) -> None:
     if fmt == "json":
         click.echo(json.dumps([{**asdict(n), "tags": dict(n.tags)} for n in nodes], indent=2, sort_keys=True))
         return
-    from rich.console import Console
-    from rich.table import Table
 
     table = Table(title=f"nodes of cluster {cluster} owned by metctl (launched or adopted)")
     for col in ("instance", "state", "profile", "address", "launched", "launch token"):
@@ -55,7 +56,6 @@ def _print_nodes(nodes: list[Any], fmt: str, cluster: str) -> None:
 def _call_wait(wait: Any, iid: str, timeout_s: float) -> None:
     """The driver's own waiter; EC2's polls every WAIT_POLL_S (OpenStack's every
     infrastructure.openstack.wait_interval_s)."""
-    import inspect
 
     if "interval_s" in inspect.signature(wait).parameters:
         wait(iid, timeout_s=timeout_s, interval_s=WAIT_POLL_S)

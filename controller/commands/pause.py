@@ -6,6 +6,8 @@ from __future__ import annotations
 import click
 
 from controller.api_client import api_options, parse_duration, print_state
+import getpass
+import socket
 
 
 @click.command(name="pause")
@@ -23,8 +25,6 @@ def command(client, for_, reason, finish_plan, fmt):
 
 
 def _who() -> str:
-    import getpass
-    import socket
     try:
         return f"{getpass.getuser()}@{socket.gethostname()}"
     except Exception:  # noqa: BLE001

@@ -52,7 +52,7 @@ def _plan_text(snapshot_file: str, config_file: str | None, state_file: str | No
         # section's settings: drivers, HA, the API, telemetry) cost ~0.1 s per plan.
         policy = PolicyConfig()
     else:
-        from controller.config import load_config
+        from controller.config import load_config  # noqa: PLC0415 — `metctl plan` without --config never loads the config models (~0.1 s a plan)
         policy = load_config(config_file).policy
     snapshot = read_snapshot(snapshot_file)
     memory = read_memory(state_file) if state_file else DecisionMemory()
@@ -60,7 +60,7 @@ def _plan_text(snapshot_file: str, config_file: str | None, state_file: str | No
     if fmt == "json":
         text = plan_to_json(plan)
     else:
-        from controller.render import SUMMARY_ROWS, plan_to_table  # Rich: tables only
+        from controller.render import SUMMARY_ROWS, plan_to_table  # noqa: PLC0415 — Rich: tables only
         tty = sys.stdout.isatty()
         width = shutil.get_terminal_size((140, 24)).columns if tty else 140
         text = plan_to_table(plan, snapshot, width=width, color=tty,

@@ -29,6 +29,9 @@ from decision.model import ClusterSnapshot
 from monitor.collector import Collector
 from monitor.live import live_sources
 from monitor.settings import MonitorSettings
+from controller.live import open_cassandra
+from monitor.live import cassandra_sources
+from pathlib import Path
 
 _FLAG_OF = {"ganglia_endpoints": "--ganglia", "hbase_jmx_urls": "--hbase-jmx",
             "prometheus_url": "--prometheus"}
@@ -166,10 +169,7 @@ def command(config_file: str | None, ganglia: tuple[str, ...], prometheus: str |
 def _cassandra_sources(config: Any, settings: MonitorSettings, path: str) -> tuple[Any, list[Any]]:
     """datastore.driver cassandra: each node's system_views and gossip's server list (plus
     Ganglia if configured), through the same driver `metctl run` opens (read-only here)."""
-    from pathlib import Path
 
-    from controller.live import open_cassandra
-    from monitor.live import cassandra_sources
 
     if settings.hbase_jmx_urls:
         raise BadInput(path, "monitor.hbase_jmx_urls",

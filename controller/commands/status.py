@@ -17,6 +17,11 @@ from actuator.journal import Journal, JournalError
 from controller.config import load_config
 from controller.errors import BadInput
 from controller.json_out import _finite
+from controller.production import status_lines
+from controller.production import status_of
+from controller.render import PlainTable, plain
+from rich.console import Console
+from rich.text import Text
 
 # The plan states the executor writes (actuator/journal.py's schema comment).
 PLAN_STATES = ("running", "abandoning", "done", "failed", "abandoned")
@@ -57,16 +62,11 @@ def gather(journal: Journal, plan_id: str | None = None, *, errors: int = 10) ->
 def _table(doc: dict[str, Any]) -> None:
     """Everything shown is literal text (`plain`): ids, errors and reasons come from the
     cluster and the journal and may hold Rich markup, ANSI escapes or megabytes."""
-    import sys
 
-    from rich.console import Console
-    from rich.text import Text
 
-    from controller.render import PlainTable, plain
 
     console = Console(width=None if sys.stdout.isatty() else 160)
     if "leader" in doc:
-        from controller.production import status_lines
 
         for line in status_lines(doc):
             console.print(plain(line), highlight=False)
@@ -144,7 +144,6 @@ def command(journal_file: str | None, config_file: str | None, plan_id: str | No
                        f"{' '.join(str(err).split())[:200]})") from None
     finally:
         journal.close()
-    from controller.production import status_of  # leader (ZooKeeper) and last decision
 
     doc.update(status_of(config, journal_path=path))
     if fmt == "json":

@@ -24,7 +24,7 @@ def command(file: str) -> None:
                    f"{len(snap.partitions)} partitions")
         return
     if isinstance(doc.data, dict) and "workloads" in doc.data:
-        from simulator.scenario import Scenario  # only when needed: the simulator is big
+        from simulator.scenario import Scenario  # noqa: PLC0415 — only when needed: the simulator is big
 
         scenario = parse_model(Scenario, doc.data, doc.file, doc)
         click.echo(f"ok: {file}: simulator scenario {scenario.name!r} with "

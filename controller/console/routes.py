@@ -13,6 +13,7 @@ from importlib import resources
 from typing import Any
 
 from controller.api_guard import OPERATOR
+from aiohttp import web
 
 # the only files served, with their types: nothing else under the package is reachable
 ASSETS = {"console.js": "text/javascript", "console.css": "text/css",
@@ -27,7 +28,6 @@ def add_console_routes(view: Any) -> Any:
     """A route adder for controller.api.ApiServer (`routes=`) serving the console of `view`
     (a controller.console.view.ClusterView)."""
     def add(app: Any, server: Any) -> None:
-        from aiohttp import web
 
         page = _asset("index.html")
         assets = {name: (_asset(name), kind) for name, kind in ASSETS.items()}

@@ -17,10 +17,13 @@ Names (nodes, tables, regions, tenants) are data: the page shows them as text, n
 from __future__ import annotations
 
 import math
+import re
 import threading
 from collections import deque
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from decision.model import GROUPS
 from decision.placement import classify
@@ -145,8 +148,6 @@ class ClusterView:
     def _build(self, now: float, snapshot: Any) -> dict[str, Any]:
         # numpy over the partitions (one pass of Python to read them): a decision on 100,000
         # partitions must not wait seconds for the console (bench/bench_console.py)
-        import numpy as np
-
         per_node: dict[str, dict[str, Any]] = {}
         for n in snapshot.nodes:
             m = n.metrics
@@ -209,14 +210,12 @@ def _empty_node(node_id: str, profile: str, state: str) -> dict[str, Any]:
 
 def _natural(text: str) -> tuple:
     """rs2 before rs10."""
-    import re
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text))
 
 
 def sim_tenants(cluster: Any) -> Callable[[], dict[str, float]]:
     """Each simulated workload's mean response time since the last call (ms), over the steps
     in which it completed operations."""
-    import numpy as np
 
     seen = [0]
 

@@ -38,7 +38,8 @@ class FencedDriver:
 
 def fence_drivers(infra: Any, datastore: Any, leadership: Leadership) -> tuple[FencedDriver, FencedDriver]:
     """The infrastructure and data-store drivers behind the fence, to build the executor with."""
-    wrap = (lambda d: d if isinstance(d, FencedDriver) else FencedDriver(d, leadership))
+    def wrap(driver: Any) -> FencedDriver:
+        return driver if isinstance(driver, FencedDriver) else FencedDriver(driver, leadership)
     return wrap(infra), wrap(datastore)
 
 

@@ -160,7 +160,7 @@ class Leadership:
             log.info(self.describe(), extra={"event": "ha.alone", "identity": self.identity})
             self._notify(True, "alone")
             return
-        from kazoo.client import KazooClient  # optional dependency: metctl[ha]
+        from kazoo.client import KazooClient  # noqa: PLC0415 — optional dependency: metctl[ha]
 
         self._client = KazooClient(
             hosts=self.settings.zookeeper_hosts,
@@ -277,7 +277,7 @@ class Leadership:
         return self.fence.lease_s / 4
 
     def _contend(self) -> None:
-        from kazoo.exceptions import CancelledError, KazooException
+        from kazoo.exceptions import CancelledError, KazooException  # noqa: PLC0415 — optional extra: metctl[ha]
 
         client = self._client
         while not self._stop.is_set():
@@ -320,7 +320,7 @@ class Leadership:
 
     def _keep_lease(self, lock: Any) -> None:
         """While we hold the lock: prove the session alive every lease/4; return on loss."""
-        from kazoo.exceptions import KazooException
+        from kazoo.exceptions import KazooException  # noqa: PLC0415 — optional extra: metctl[ha]
 
         client = self._client
         node = f"{self.path}/{lock.node}"
@@ -371,7 +371,7 @@ def read_leader(settings: HASettings, cluster: str, timeout_s: float = 5.0) -> s
     """Who leads now (its identity), asked from ZooKeeper; None when nobody holds the lock."""
     if not settings.enabled:
         return None
-    from kazoo.client import KazooClient
+    from kazoo.client import KazooClient  # noqa: PLC0415 — optional extra: metctl[ha]
 
     client = KazooClient(hosts=settings.zookeeper_hosts, timeout=settings.session_timeout_s)
     client.start(timeout=timeout_s)
