@@ -16,13 +16,13 @@ from typing import Any
 
 from common.locking import Held, hold
 from controller.errors import BadInput
+from controller.control_store import default_state_path
 
 LOCK_NAME = "metctl.lock"
 
 
 def state_directories(config: Any, *, live: bool) -> list[Path]:
     """The directories this run writes state into (each once), when HA is off."""
-    from controller.control_store import default_state_path
 
     if config.ha.enabled:
         return []
