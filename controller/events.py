@@ -150,7 +150,8 @@ class EventRecorder:
         if plan_id is not None:
             self._reasons[plan_id] = reason
             self._before[plan_id] = summary
-            _trim(self._reasons), _trim(self._before)
+            _trim(self._reasons)
+            _trim(self._before)
         self.store.append("decision", plan_id or "cluster", reason, decision_kind(plan),
                           plan_id=plan_id, current=plan.sizing.current,
                           target=plan.sizing.target, actions=len(plan.actions))

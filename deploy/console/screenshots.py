@@ -64,7 +64,9 @@ def main() -> int:
             page.screenshot(path=str(args.out / "console-scale-out.png"))
             print(f"{time.monotonic() - t0:.0f} s: scale-out in flight -> console-scale-out.png")
             peak = poll(lambda: (n := serving(page)) > start and n, 300, "the scale-out done")
-            poll(lambda: serving(page) < peak, 300, "the scale-in")
+            # a snapshot after the scale-in: fewer nodes listed at all, not just one draining
+            poll(lambda: len(page.query_selector_all("#nodes tbody tr")) < peak, 300,
+                 "the scale-in")
             time.sleep(1.0)
             page.screenshot(path=str(args.out / "console-after-scale-in.png"), full_page=True)
             print(f"{time.monotonic() - t0:.0f} s: scaled back in -> console-after-scale-in.png")

@@ -356,7 +356,10 @@ function renderPlan(s, c) {
 function renderHistory() {
   const body = clear($("history").tBodies[0]);
   const kind = $("history-kind").value;
-  const shown = state.events.filter(e => !kind || e.kind === kind).slice(-60).reverse();
+  // summary: a plan's single steps (a move, a launch) only when they failed
+  const keep = e => !kind || (kind === "summary" ? !(e.details && e.details.op) || e.kind === "failure"
+                                                 : e.kind === kind);
+  const shown = state.events.filter(keep).slice(-60).reverse();
   for (const e of shown) {
     body.append(el("tr", {class: "event " + e.kind, "data-id": e.id},
       el("td", {}, clock(e.at_unix_s)), el("td", {}, e.kind), el("td", {class: "name"}, e.subject),

@@ -167,10 +167,16 @@ def test_an_action_appears_as_an_event_on_the_page(daemon, console_page):
     open_console(p, daemon, daemon.token)
     poll(lambda: node_ids(p), 60, "the node table")
     since = daemon.get("/v1/events?limit=1").json()["last_id"]
-    ev = poll(lambda: [e for e in daemon.get(f"/v1/events?after={since}&kind=action").json()["events"]],
-              120, "an action after the page opened")[0]
+    ev = poll(lambda: [e for e in daemon.get(f"/v1/events?after={since}&kind=action").json()["events"]
+                       if "op" not in e["details"]], 120, "a plan's action after the page opened")[0]
     poll(lambda: p.page.query_selector(f'#history tr[data-id="{ev["id"]}"]'), 30,
-         "the action in the page's history")
+         "the plan's action in the page's history")
+    # each step of it too, when asked for
+    p.page.select_option("#history-kind", "")
+    step = poll(lambda: [e for e in daemon.get(f"/v1/events?after={since}&kind=action").json()["events"]
+                         if "op" in e["details"]], 120, "a step after the page opened")[-1]
+    poll(lambda: p.page.query_selector(f'#history tr[data-id="{step["id"]}"]'), 30,
+         "the step in the page's history")
 
 
 def test_cross_origin_changes_are_refused(daemon):
