@@ -32,8 +32,8 @@ from pydantic import (BaseModel, ConfigDict, Field, StrictBool, StrictFloat, Str
 
 from controller.api_guard import (Guard, OPERATOR, TokenBucket, is_loopback, query_int,
                                   read_json)
-from controller.control import (ControlSettings, ControlState, MaintenanceWindow, Pause, Pin,
-                                Protection, check_zone)
+from controller.control import (MAX_PAUSE_S, ControlSettings, ControlState, MaintenanceWindow,
+                                Pause, Pin, Protection, check_zone)
 from controller.errors import BadInput
 from aiohttp import web
 from common.redact import MASK
@@ -79,7 +79,8 @@ class _Body(BaseModel):
 
 
 class PauseBody(_Body):
-    for_s: StrictInt | StrictFloat | None = Field(None, gt=0, description="Pause length, s.")
+    for_s: StrictInt | StrictFloat | None = Field(None, gt=0, le=MAX_PAUSE_S,
+                                                  description="Pause length, s (30 days at most).")
     reason: StrictStr = Field("", max_length=500)
     by: StrictStr = Field("", max_length=100)
     stop_plan: StrictBool = True

@@ -109,7 +109,12 @@ def print_state(doc: dict[str, Any], fmt: str = "table") -> None:
 def status_lines(doc: dict[str, Any]) -> list[str]:
 
     def when(t: float | None) -> str:
-        return datetime.fromtimestamp(t).astimezone().strftime("%Y-%m-%d %H:%M:%S %Z") if t else "-"
+        # what the server applied is shown whatever its value: rendering never turns an
+        # applied change into an error
+        try:
+            return datetime.fromtimestamp(t).astimezone().strftime("%Y-%m-%d %H:%M:%S %Z") if t else "-"
+        except (OverflowError, ValueError, OSError, TypeError):
+            return f"unix time {t}"
 
     lines = [f"{doc.get('identity') or 'metctl'}: {doc.get('role')}, mode {doc.get('mode')}"]
     p = doc.get("pause")

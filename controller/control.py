@@ -17,16 +17,17 @@ operator times, not the simulated clock of a simulated run.
 """
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from controller.webhooks import WebhookSettings
 from common.models import parse_model
@@ -170,15 +171,70 @@ class ControlSettings(BaseModel):
 
 # ------------------------------------------------------------------ the shared state
 
+# The longest pause the API accepts: a pause is a hold for a maintenance, not a way to turn
+# metctl off (stop it, or `metctl run --observe`). A pause of 1e15 s was stored, then refused on
+# every restart.
+MAX_PAUSE_S = 30 * 86400.0
+# Operator times are unix seconds up to the end of year 9999 (what datetime can show): a stored
+# expiry of 1e12 passed the 1e15 magnitude check and made every decision fail to format it.
+LATEST_UNIX_S = 253402214400.0
+_NODE_ID = re.compile(r"[A-Za-z0-9_.:,\[\]-]{1,255}")
+
+
+def check_node_id(value: str) -> str:
+    """A node id as data stores name nodes (`host,port`, `[::1]:9042`): no path, no spaces."""
+    if not _NODE_ID.fullmatch(value) or set(value) <= {"."}:
+        raise ValueError("a node id such as rs1.example.org,16020 (letters, digits and . _ - : , "
+                         "[ ]; at most 255 characters)")
+    return value
+
+
+NodeId = Annotated[str, AfterValidator(check_node_id)]
+UnixTime = Annotated[float, Field(ge=0, le=LATEST_UNIX_S)]
+
+
+class _Stored(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+
+
+class StoredPause(_Stored):
+    reason: str = Field("", max_length=500)
+    by: str = Field("", max_length=100)
+    at_unix_s: UnixTime
+    until_unix_s: UnixTime | None = None
+    stop_plan: bool = True
+
+
+class StoredPin(_Stored):
+    min_nodes: int = Field(..., ge=1)
+    max_nodes: int = Field(..., ge=1)
+    by: str = Field("", max_length=100)
+    at_unix_s: UnixTime
+
+    @model_validator(mode="after")
+    def _ordered(self) -> StoredPin:
+        if self.min_nodes > self.max_nodes:
+            raise ValueError(f"min_nodes at most max_nodes ({self.max_nodes}), got {self.min_nodes}")
+        return self
+
+
+class StoredProtection(_Stored):
+    reason: str = Field("", max_length=500)
+    by: str = Field("", max_length=100)
+    at_unix_s: UnixTime
+
+
 class ControlFile(BaseModel):
-    """The stored form of ControlState (JSON in the file or the znode)."""
+    """The stored form of ControlState (JSON in the file or the znode), checked as strictly as
+    the API checks what it stores: a state that does not validate is not used (see
+    controller.control_store: the daemon starts paused instead)."""
 
     model_config = ConfigDict(extra="forbid")
 
     version: Literal[1] = 1
-    pause: dict[str, Any] | None = None
-    pin: dict[str, Any] | None = None
-    protected: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    pause: StoredPause | None = None
+    pin: StoredPin | None = None
+    protected: dict[NodeId, StoredProtection] = Field(default_factory=dict)
     windows: dict[str, Any] | None = None
 
 
@@ -251,9 +307,10 @@ class ControlState:
         try:
             windows = (parse_model(WindowsOverride, model.windows, file)
                        if model.windows is not None else None)
-            return cls(pause=Pause(**model.pause) if model.pause else None,
-                       pin=Pin(**model.pin) if model.pin else None,
-                       protected={n: Protection(**p) for n, p in model.protected.items()},
+            return cls(pause=Pause(**model.pause.model_dump()) if model.pause else None,
+                       pin=Pin(**model.pin.model_dump()) if model.pin else None,
+                       protected={n: Protection(**p.model_dump())
+                                  for n, p in model.protected.items()},
                        windows=windows)
         except TypeError as err:
             raise BadInput(file, "", f"a metctl control state ({err})") from None
@@ -350,7 +407,10 @@ class ControlGate:
 
 
 def _iso(unix_s: float) -> str:
-    return datetime.fromtimestamp(unix_s).astimezone().isoformat(timespec="seconds")
+    try:
+        return datetime.fromtimestamp(unix_s).astimezone().isoformat(timespec="seconds")
+    except (OverflowError, ValueError, OSError):  # beyond what datetime shows: never fail a hold
+        return f"unix time {unix_s:.0f}"
 
 
 # ------------------------------------------------------------------ what the API shows
@@ -482,4 +542,5 @@ class LiveStatus:
 
 
 __all__ = ["ControlSettings", "MaintenanceWindow", "ControlState", "Pause", "Pin", "Protection",
-           "ControlFile", "ControlGate", "LiveStatus", "WindowsOverride", "window_open", "DAYS"]
+           "ControlFile", "ControlGate", "LiveStatus", "WindowsOverride", "window_open", "DAYS",
+           "MAX_PAUSE_S", "LATEST_UNIX_S", "NodeId", "check_node_id"]

@@ -18,11 +18,12 @@ import logging
 import os
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from controller.control import ControlState
+from controller.control import ControlState, Pause
 from controller.errors import BadInput
 
 log = logging.getLogger("metctl.control")
@@ -60,6 +61,20 @@ def write_private(path: Path, text: str) -> None:
         raise
 
 
+def paused_instead(where: str, problem: BadInput) -> ControlState:
+    """The safe state in place of a stored one that does not validate: paused until an operator
+    has looked (decisions are still made and shown, each held `paused`; a plan in flight waits),
+    said loudly. Never a refusal to start (one bad value would brick the daemon) and never a
+    silent reset (the pin and protections it held would be dropped without a word)."""
+    why = problem.line()
+    log.error("the stored control state %s did not validate (%s): metctl starts PAUSED; check "
+              "the pin, protections and windows, then `metctl resume`", where, why,
+              extra={"event": "control.invalid_state"})
+    reason = (f"metctl paused itself: the stored control state {where} did not validate "
+              f"({why[:240]}); check the pin, protections and windows, then resume")
+    return ControlState(pause=Pause(reason=reason[:500], by="metctl", at_unix_s=time.time()))
+
+
 class FileControlStore:
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -67,14 +82,31 @@ class FileControlStore:
         self.state = self._read()
 
     def _read(self) -> ControlState:
+        from common.documents import MAX_SMALL_BYTES, parse_json, read_bytes
+
         if not self.path.exists():
             return ControlState()
+        raw = b""
         try:
-            text = self.path.read_text(encoding="utf-8")
-            data = json.loads(text) if text.strip() else {}
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise BadInput(str(self.path), "", f"a metctl control state in JSON ({err})") from None
-        return ControlState.from_dict(data, str(self.path))
+            raw = read_bytes(self.path, MAX_SMALL_BYTES, "a metctl control state")
+            text = raw.decode("utf-8")
+            data = parse_json(text, str(self.path), "a metctl control state in JSON") \
+                if text.strip() else {}
+            return ControlState.from_dict(data, str(self.path))
+        except UnicodeDecodeError as err:
+            problem = BadInput(str(self.path), f"byte {err.start}", "UTF-8 text")
+        except BadInput as err:
+            problem = err
+        # keep what was there for the operator, store the safe state (a restart stays paused)
+        state = paused_instead(self.path.name, problem)
+        try:
+            write_private(self.path.with_name(self.path.name + ".invalid"), raw.decode(
+                "utf-8", "replace"))
+            write_private(self.path, json.dumps(state.to_dict(), indent=2) + "\n")
+        except OSError as err:
+            log.error("cannot store the safe control state in %s: %s", self.path, err,
+                      extra={"event": "control.write_error"})
+        return state
 
     def update(self, fn: Callable[[ControlState], ControlState]) -> ControlState:
         with self._lock:
@@ -109,14 +141,22 @@ class ZooKeeperControlStore:
         self.client.DataWatch(self.path, self._on_change)
 
     def _parse(self, data: bytes | None) -> ControlState:
+        from common.documents import parse_json
+
         if not data:
             return ControlState()
+        where = f"zookeeper:{self.path}"
         try:
-            return ControlState.from_dict(json.loads(data.decode()), f"zookeeper:{self.path}")
-        except (ValueError, BadInput) as err:
-            log.error("unreadable control state in %s: %s (keeping the last one)", self.path, err,
-                      extra={"event": "control.unreadable"})
-            return self.state
+            text = data.decode("utf-8")
+            return ControlState.from_dict(parse_json(text, where, "a metctl control state in "
+                                                     "JSON"), where)
+        except UnicodeDecodeError as err:
+            problem = BadInput(where, f"byte {err.start}", "UTF-8 text")
+        except BadInput as err:
+            problem = err
+        # every instance reads the same znode, so every one pauses alike; the first operator
+        # change (resume) replaces the znode with a valid state
+        return paused_instead(where, problem)
 
     def _on_change(self, data: bytes | None, stat: Any) -> None:
         self.state = self._parse(data)

@@ -3,6 +3,7 @@ cluster elect one leader; a pause given to either is honoured by both, and survi
 death (the new leader inherits it)."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -71,3 +72,34 @@ def test_pause_on_one_instance_holds_the_other_and_survives_the_leader(zookeeper
 
     # resumed through the new leader: it acts again
     assert follower.call("POST", "/v1/resume", {}).json()["paused"] is False
+
+
+def test_a_shared_state_that_does_not_validate_starts_paused_not_empty(zookeeper, metctl_daemons):
+    """Issue 24 item 15: under HA a control znode that did not validate was replaced by an empty
+    state (no pause, no pin, no protection) without a word."""
+    root = f"/metctl-bad-{os.getpid()}"
+    zk = KazooClient(hosts=zookeeper.hosts)
+    zk.start(timeout=10)
+    try:
+        bad = (b'{"version": 1, "pause": {"reason": "", "by": "x", "at_unix_s": 1.0, '
+               b'"until_unix_s": 1e15}, "pin": {"min_nodes": 4, "max_nodes": 4, "by": "x", '
+               b'"at_unix_s": 1.0}}')
+        zk.create(f"{root}/ctl/control", bad, makepath=True)
+        d = metctl_daemons("a", ha_yaml(zookeeper.hosts, root, "a"))
+        poll(lambda: d.status()["role"] == "leader", 30, "the daemon to lead")
+        s = d.status()
+        assert s["paused"] is True and s["pause"]["by"] == "metctl"
+        assert "did not validate" in s["pause"]["reason"] and "until_unix_s" in s["pause"]["reason"]
+        assert d.events("control.invalid_state")
+        held = poll(lambda: [x for x in d.decisions(200)
+                             if (x.get("hold") or {}).get("cause") == "paused"], 120,
+                    "a decision held because paused")
+        assert held
+        # the operator resumes through the API: the znode holds a valid state again
+        assert d.call("POST", "/v1/resume", {}).status_code == 200
+        assert d.status()["paused"] is False
+        data, _ = zk.get(f"{root}/ctl/control")
+        assert json.loads(data)["pause"] is None
+    finally:
+        zk.stop()
+        zk.close()
