@@ -281,8 +281,8 @@ def cost_table(front: dict[str, Any]) -> Table:
         return f.format(sp["mean"]) + rng + (f" [{sp['counted']}/{sp['of']}]" if sp["counted"] < sp["of"] else "")
 
     size = st["size"]
-    label = (f"static {size['mean']:g}" if size["mean"] is not None and size["min"] == size["max"]
-             else "smallest SLO static")
+    label = "smallest SLO static" + (f" ({size['mean']:g} nodes)" if size["mean"] is not None
+                                      and size["min"] == size["max"] else "")
     t.add_row(label, "", fmt(st["node_minutes"], "{:.0f}"), "", "1.000" if st["node_minutes"]["mean"] else "-",
               fmt(front["smallest_static_over_oracle"]))
     t.add_row("oracle", "", fmt(oracle, "{:.0f}"), "", "", "1.000" if oracle["mean"] else "-")
