@@ -75,8 +75,8 @@ def scenario_from_snapshots(snaps: Sequence[ClusterSnapshot], name: str, *, reco
     record_mb = record_kb * storage_overhead / 1024.0
     workloads = []
     for table in tables:
-        rates = {k: [] for k, _ in KINDS}
-        sizes = []
+        rates: dict[str, list[float]] = {k: [] for k, _ in KINDS}
+        sizes: list[float] = []
         for s in snaps:
             parts = [p for p in s.partitions if p.table == table]
             for k, _ in KINDS:

@@ -54,12 +54,12 @@ def window_attainment(steps: TenantSteps, slo_ms: float, interval_s: float,
         return a[: n * per].reshape(n, per, -1)
 
     served, offered, failed = win(steps.served), win(steps.offered), win(steps.failed)
-    active = win(steps.active.astype(bool)).any(axis=1)
+    active = np.asarray(win(steps.active.astype(bool)).any(axis=1), dtype=bool)
     done = served.sum(axis=1)
     p99 = np.where(served > 0, win(steps.p99_ms), -np.inf).max(axis=1)
     asked = offered.sum(axis=1)
     fail_frac = np.where(asked > 0, failed.sum(axis=1) / np.maximum(asked, 1e-12), 0.0)
-    met = active & (done > 0) & (p99 <= slo_ms) & (fail_frac <= max_failed)
+    met = np.asarray(active & (done > 0) & (p99 <= slo_ms) & (fail_frac <= max_failed), dtype=bool)
     for i, w in enumerate(steps.workloads):
         k = int(active[:, i].sum())
         m = int(met[:, i].sum())

@@ -24,8 +24,8 @@ import numpy as np
 from decision.arrays import current_assignment, load_ratio
 from decision.health import metrics_known, unknown_active
 from decision.model import (
-    Action, ClusterSnapshot, DecisionMemory, Health, NodeAssignment, NodeHealth, Plan, Sizing,
-    Summary,
+    Action, ClusterSnapshot, DecisionMemory, Health, Node, NodeAssignment, NodeHealth, Plan,
+    Sizing, Summary,
 )
 from decision.policy import PolicyConfig
 
@@ -61,6 +61,11 @@ def recommendations(history: tuple[tuple[str, float], ...], now: float,
     return inside, before
 
 
+def _cpu(node: Node) -> float:
+    """A node's CPU (callers decide only once every active node's metrics are known)."""
+    return node.metrics.cpu if node.metrics is not None else 0.0
+
+
 def decide_target_tracking(snapshot: ClusterSnapshot, policy: PolicyConfig,
                            memory: DecisionMemory) -> Plan:
     active = [n for n in snapshot.nodes if n.state == "active"]
@@ -68,14 +73,14 @@ def decide_target_tracking(snapshot: ClusterSnapshot, policy: PolicyConfig,
     draining = [n for n in snapshot.nodes if n.state == "draining"]
     unknown = unknown_active(snapshot.nodes)
     target = policy.target_cpu
-    cpus = [n.metrics.cpu for n in active if metrics_known(n)]
+    cpus = [_cpu(n) for n in active if metrics_known(n)]
     utilisation = float(np.mean(cpus)) if cpus else 0.0
     count = len(active)
     verdicts = tuple(
         NodeHealth(n.id, "unknown", ("no usable metrics: not decided on",)) if not metrics_known(n)
         else NodeHealth(n.id, "healthy", (f"state {n.state}: not counted",)) if n.state != "active"
-        else NodeHealth(n.id, "overloaded" if n.metrics.cpu > target else "healthy",
-                        (f"cpu {n.metrics.cpu:.2f} against the target {target:.2f}",))
+        else NodeHealth(n.id, "overloaded" if _cpu(n) > target else "healthy",
+                        (f"cpu {_cpu(n):.2f} against the target {target:.2f}",))
         for n in snapshot.nodes)
     over = sum(v.verdict == "overloaded" for v in verdicts)
     health = Health(verdicts, over / count if count else 0.0, False, utilisation <= target)
@@ -109,7 +114,7 @@ def decide_target_tracking(snapshot: ClusterSnapshot, policy: PolicyConfig,
             covered = anchor is not None  # watched for a whole window, not just started
             if floor < count and covered:
                 delta = -1
-                victim = min(reversed(active), key=lambda n: n.metrics.cpu)
+                victim = min(reversed(active), key=_cpu)
                 why = (f"every recommendation for {policy.target_scale_in_window_s:g} s at most "
                        f"{floor} nodes ({words})")
                 actions += [Action(op="drain", node=victim.id, cause="scale_in",

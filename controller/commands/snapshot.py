@@ -156,7 +156,7 @@ def command(config_file: str | None, ganglia: tuple[str, ...], prometheus: str |
     else:
         sources = live_sources(settings)
     try:
-        if archive is not None:
+        if archive is not None and every is not None:
             _keep_every(sources, settings, samples, interval, every, count, archive)
         else:
             _collect(sources, settings, samples, interval, fmt,
