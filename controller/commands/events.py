@@ -82,7 +82,8 @@ def _follow(client: Any, kinds: str | None, last: int, fmt: str) -> None:
 
 def _parse(lines: Any) -> Any:
     """Server-sent events -> the `event` messages' JSON."""
-    name, data = "message", []
+    name = "message"
+    data: list[str] = []  # this message's data lines
     for raw in lines:
         if raw is None:
             continue

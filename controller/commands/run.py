@@ -246,19 +246,20 @@ def start_daemon(daemon: Daemon, console: Console) -> None:
     """Start the daemon and say where the console is, before anything else is printed: with a
     fixed port the address is known before the API starts (its own log lines come after); with
     port 0 only once it is bound."""
-    plane = daemon.plane
-    settings = plane.settings if plane is not None else None
-    early = settings is not None and settings.api_address is not None and settings.bind()[1] != 0
-    if early:
-        _announce(console, *settings.bind(), settings)
-    address = daemon.start()
-    if settings is None:
+    if daemon.plane is None:
+        daemon.start()
         return
+    settings = daemon.plane.settings
+    bound = settings.bind() if settings.api_address is not None else None
+    early = bound is not None and bound[1] != 0
+    if bound is not None and early:
+        _announce(console, bound[0], bound[1], settings)
+    address = daemon.start()
     if address is None and early:
         console.print("console: not served (the API could not start; see the error above)",
                       highlight=False, markup=False)
     elif address is not None and not early:
-        _announce(console, *address, settings)
+        _announce(console, address[0], address[1], settings)
 
 
 def _announce(console: Console, host: str, port: int, settings: Any) -> None:

@@ -20,7 +20,7 @@ import math
 import re
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -91,7 +91,7 @@ class ClusterView:
         pass
 
     # ---- reading (any thread) -----------------------------------------------------------
-    def document(self, plan_steps: list[dict[str, Any]] = ()) -> dict[str, Any]:
+    def document(self, plan_steps: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
         """The last document, with nodes a plan in flight is launching (from its steps) and
         the protection as it is now."""
         with self._lock:
@@ -103,7 +103,7 @@ class ClusterView:
         for s in plan_steps:
             if s["op"] != "launch" or s["state"] not in ("pending", "running"):
                 continue
-            node_id = s.get("server_id") or s.get("node")
+            node_id = str(s.get("server_id") or s.get("node"))
             if node_id in known:
                 continue
             state = "joining" if s.get("sub_state") in ("joining", "ready") else "booting"
@@ -183,7 +183,7 @@ class ClusterView:
             # requests per unit of its busier resource, scaled to 100 %; not below a tenth
             # busy (an idle node's ratio says nothing about what it could serve)
             entry["capacity"] = entry["load"] / util if util >= 0.1 and entry["load"] > 0 else None
-        top = np.argsort(-load, kind="stable")[:BUSIEST] if count else []
+        top: list[int] = np.argsort(-load, kind="stable")[:BUSIEST].tolist()
         return {
             "taken_at": snapshot.taken_at.isoformat() if snapshot.taken_at else None,
             "clock_s": now,
