@@ -33,7 +33,7 @@ from pydantic import (BaseModel, ConfigDict, Field, StrictBool, StrictFloat, Str
 from controller.api_guard import (Guard, OPERATOR, TokenBucket, is_loopback, query_int,
                                   read_json)
 from controller.control import (MAX_PAUSE_S, ControlSettings, ControlState, MaintenanceWindow,
-                                Pause, Pin, Protection, check_zone)
+                                Pause, Pin, Protection, check_node_id, check_zone)
 from controller.errors import BadInput
 from aiohttp import web
 from common.redact import MASK
@@ -122,8 +122,10 @@ class ApiServer:
                  dry_run: Callable[[], dict[str, Any] | None] | None = None,
                  identity: str = "", wall_clock: Callable[[], float] = time.time,
                  events: Any = None, routes: tuple[Callable[[Any, Any], None], ...] = (),
-                 webhooks: Any = None):
+                 webhooks: Any = None, size_bounds: tuple[int, int] | None = None):
         self.settings, self.store, self.live = settings, store, live
+        # the policy's min_nodes..max_nodes: a pin must lie within them (None: not checked)
+        self.size_bounds = size_bounds
         # controller.events.EventStore: operator commands are recorded there; `routes` add
         # more handlers (events, the console) behind the same middleware
         self.events, self.routes, self.webhooks = events, routes, webhooks
@@ -344,6 +346,13 @@ class ApiServer:
         body = await self._body(request, SizeBody)
         if body.min > body.max:
             raise BadInput("request body", "min", f"at most max ({body.max}), got {body.min}")
+        if self.size_bounds is not None:
+            low, high = self.size_bounds
+            for name, value in (("min", body.min), ("max", body.max)):
+                if not low <= value <= high:
+                    raise BadInput("request body", name, f"within the policy's bounds, "
+                                   f"policy.min_nodes {low} .. policy.max_nodes {high} (the "
+                                   f"config sets them), got {value}")
         pin = Pin(body.min, body.max, body.by or _peer(request), self.wall())
         await self._in_thread(self._change, lambda s: replace(s, pin=pin))
         self._command(f"pin {pin.min_nodes}..{pin.max_nodes}", pin.by, "", min=pin.min_nodes,
@@ -356,8 +365,17 @@ class ApiServer:
         return self._json(self.status_doc())
 
     async def put_protection(self, request: Any) -> Any:
-        node = request.match_info["node"]
+        node = _node_of(request)
         body = await self._body(request, ProtectBody)
+        snapshot, _ = self.live.latest()
+        if snapshot is None:
+            return self._error(409, f"no snapshot yet: cannot tell whether node {node} exists "
+                               "(try again after the daemon's first decision)")
+        known = sorted(n.id for n in snapshot.nodes)
+        if node not in known:
+            shown = ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10
+                                             else "")
+            return self._error(404, f"node {node} is not in the cluster (nodes: {shown})")
         prot = Protection(body.reason, body.by or _peer(request), self.wall())
         await self._in_thread(self._change, lambda s: replace(
             s, protected={**s.protected, node: prot}))
@@ -381,7 +399,7 @@ class ApiServer:
         return self._json(self.status_doc())
 
     async def delete_protection(self, request: Any) -> Any:
-        node = request.match_info["node"]
+        node = _node_of(request)
         await self._in_thread(self._change, lambda s: replace(
             s, protected={n: p for n, p in s.protected.items() if n != node}))
         self._command(f"unprotect {node}", _peer(request), "", node=node)
@@ -408,6 +426,16 @@ def _masked(doc: Any, typed: list[str], key: str = "") -> Any:
                 doc = doc.replace(text, MASK)
         return doc
     return doc
+
+
+def _node_of(request: Any) -> str:
+    """The node id in the path, checked before it is stored or echoed (no paths, bounded)."""
+    node = request.match_info["node"]
+    try:
+        return check_node_id(node)
+    except ValueError as err:
+        raise BadInput("path", "node", f"{err}, got {node[:40]!r}"
+                       + (f" ({len(node)} characters)" if len(node) > 40 else "")) from None
 
 
 def _peer(request: Any) -> str:

@@ -69,6 +69,13 @@ class MaintenanceWindow(BaseModel):
             raise ValueError("a time HH:MM between 00:00 and 24:00")
         return value
 
+    @model_validator(mode="after")
+    def _some_length(self) -> MaintenanceWindow:
+        if self.start == self.end:
+            raise ValueError(f"start and end differ (start {self.start} = end {self.end} is a "
+                             "window of no length; 00:00-24:00 is the whole day)")
+        return self
+
     def minutes(self, which: str) -> int:
         h, _, m = getattr(self, which).partition(":")
         return int(h) * 60 + int(m)

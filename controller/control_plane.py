@@ -186,7 +186,9 @@ class ControlPlane:
         routes: list[Any] = [add_event_routes]
         if self.view is not None:
             routes.append(add_console_routes(self.view))
+        policy = self.config.policy
         self.server = ApiServer(self.settings, self.store, self.live, token=token,
+                                size_bounds=(policy.min_nodes, policy.max_nodes),
                                 leadership=self.leadership, gate=self.gate,
                                 dry_run=self.dry_run, identity=identity, wall_clock=self.wall,
                                 events=self.events, routes=tuple(routes),

@@ -18,6 +18,9 @@ from controller.errors import BadInput
 def command(client, nodes, min_, max_, fmt):
     """Pin the cluster size."""
     if nodes is not None:
+        if min_ is not None or max_ is not None:
+            raise BadInput("metctl pin", "--nodes", "--nodes N alone, or --min and --max "
+                           "(not both: --nodes N means --min N --max N)")
         min_ = max_ = nodes
     if min_ is None or max_ is None:
         raise BadInput("metctl pin", "--nodes", "--nodes N, or both --min and --max")

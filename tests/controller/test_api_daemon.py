@@ -3,6 +3,7 @@ its loop running), asked and told things the way an operator's tools would."""
 from __future__ import annotations
 
 import socket
+from urllib.parse import quote
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -212,3 +213,32 @@ def gauge(url: str, name: str) -> float:
         if fam.name == name:
             return fam.samples[0].value
     raise AssertionError(f"no {name} in the scrape")
+
+
+def test_pin_and_protect_are_checked_against_the_policy_and_the_cluster(daemon, capsys):
+    """Issue 24 item 8: `pin --nodes 3 --min 2` ignored --min; a pin of 100000000000 nodes was
+    accepted beyond policy.max_nodes (the daemon then planned +2 a decision towards it);
+    `protect` accepted nodes that do not exist, `../../etc/passwd` and 5,000-character names; a
+    window 10:00-10:00 was accepted."""
+    assert cli(daemon, "pin", "--nodes", "3", "--min", "2") == 2
+    assert "--nodes" in capsys.readouterr().err
+    for body in ({"min": 100000000000, "max": 100000000000}, {"min": 6, "max": 101},
+                 {"min": 0, "max": 4}):
+        r = daemon.call("PUT", "/v1/size", body)
+        assert r.status_code == 400, body
+        assert "policy" in r.json()["error"] or "min" in r.json()["error"]
+    assert cli(daemon, "pin", "--nodes", "100000000000") == 2
+    assert "max_nodes" in capsys.readouterr().err
+    assert daemon.status()["pinned"] is None
+    # ("..": the URL itself resolves to another path, which no route serves)
+    for node, status in (("rs99.sim,16020", (404,)), ("../../etc/passwd", (400,)),
+                         ("x" * 5000, (400,)), ("..", (400, 404)), ("a b", (400,))):
+        r = daemon.call("PUT", f"/v1/nodes/{quote(node, safe='')}/protection", {"reason": "r"})
+        assert r.status_code in status, (node, r.text)
+        assert len(r.json()["error"]) < 400 and "\n" not in r.json()["error"]
+    assert cli(daemon, "protect", "rs99.sim,16020") == 2
+    assert "rs99.sim,16020" in capsys.readouterr().err
+    assert daemon.status()["protected"] == {}
+    r = daemon.call("PUT", "/v1/windows", {"windows": [{"start": "10:00", "end": "10:00"}]})
+    assert r.status_code == 400 and "start" in r.json()["error"]
+    assert daemon.status()["window"]["source"] == "config"

@@ -217,7 +217,10 @@ def test_open_reads_do_not_show_what_operators_typed(api_server):
     GET /v1/status (and the hold words quoting them by /v1/decisions)."""
     from controller.control import LiveStatus
 
+    from tests.fixtures.snapshots import make_snapshot, node
+
     live = LiveStatus()
+    live.last_snapshot = make_snapshot([node("rs1,16020")])  # protect checks the node exists
     served = api_server(live=live)
     typed = {"reason": "rotating the ldap password hunter2", "by": "ana@bastion-7"}
     assert requests.post(served.base + "/v1/pause", json=typed, headers=served.auth,
