@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     from actuator.hbase_gateway import HBaseGateway
 
     with tempfile.TemporaryDirectory(prefix="split-hbase-") as tmp:
-        cluster = CLUSTER.LocalHBase(Path(tmp))
+        cluster = CLUSTER.LocalHBase(Path(tmp), quota=False)  # as measured for the simulator's setting
         cluster.start(rs=1)
         try:
             gw = HBaseGateway(CLUSTER.home_for(cluster.version) / "lib", cluster.client_settings(),

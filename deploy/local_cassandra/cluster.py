@@ -40,6 +40,7 @@ if __package__ in (None, ""):  # run as a file: the repository root is not on th
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from actuator.hbase_jars import cache_root  # noqa: E402
 from deploy.localproc import ClusterError, LocalCluster, free_port, pid_owned, tail  # noqa: E402
+from deploy.localproc.cgroups import BadSlice, Slice, add_quota_arguments, quota_options  # noqa: E402
 
 CASSANDRA_VERSION = "5.0.4"
 HERE = Path(__file__).resolve().parent
@@ -149,16 +150,27 @@ class Node:
     pid: int | None = None
 
 
+# Each process's slice of the machine, as the local HBase's (deploy/local_hbase/cluster.py):
+# a node is a quarter of a core, the YCSB / load clients are uncapped and weigh twice a node.
+DEFAULT_SLICES = {
+    "node": Slice(cpu_cores=0.25, cpu_shares=1024),
+    "ycsb": Slice(cpu_shares=2048),
+    "cluster": Slice(cpu_shares=16384),
+}
+
+
 class LocalCassandra(LocalCluster):
     """One local cluster living in `workdir` (state in workdir/cluster.json, nodes under
     "nodes")."""
 
     records_key = "nodes"
+    default_slices = DEFAULT_SLICES
 
     def __init__(self, workdir: str | Path, version: str = CASSANDRA_VERSION, *,
                  heap_mb: int = 512, num_tokens: int = 16,
-                 extra_yaml: Mapping[str, Any] | None = None):
-        super().__init__(workdir, version)
+                 extra_yaml: Mapping[str, Any] | None = None,
+                 quota: bool | None = None, slices: Mapping[str, Slice] | None = None):
+        super().__init__(workdir, version, quota=quota, slices=slices)
         self.heap_mb = heap_mb
         self.num_tokens = num_tokens
         self.extra_yaml = dict(extra_yaml or {})
@@ -291,7 +303,9 @@ class LocalCassandra(LocalCluster):
 
     def spawn(self, name: str) -> int:
         n = self.node(name)
-        return self.spawn_process(n.name, self.command(n), n.conf_dir, n.log)
+        profile = Path(n.conf_dir, "profile")
+        return self.spawn_process(n.name, self.command(n), n.conf_dir, n.log, kind="node",
+                                  profile=profile.read_text().strip() if profile.exists() else None)
 
     def cql_up(self, name: str) -> bool:
         n = self.node(name)
@@ -316,6 +330,7 @@ class LocalCassandra(LocalCluster):
     def start(self, nodes: int = 2, timeout_s: float = 180) -> "LocalCassandra":
         """Start (or find running) `nodes` nodes one after another: Cassandra wants one node
         bootstrapping at a time. Stops what it started when anything fails."""
+        self.prepare_groups()
         fetch(self.version)
         started: list[str] = []
         try:
@@ -366,6 +381,7 @@ class LocalCassandra(LocalCluster):
     def stop(self, timeout_s: float = 30) -> None:
         for n in reversed(self.nodes()):
             self.stop_node(n.name, timeout_s)
+        self.release_all()
 
     def status(self) -> dict[str, Any]:
         return {"workdir": str(self.workdir), "native_port": self._read().get("native_port"),
@@ -379,6 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workdir", default=os.environ.get("METCTL_CASSANDRA_WORKDIR", "out/local-cassandra"))
     ap.add_argument("--version", default=CASSANDRA_VERSION)
+    add_quota_arguments(ap)  # start: node, ycsb, cluster, node.<profile>
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("fetch")
     s = sub.add_parser("start")
@@ -403,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
         if a.cmd == "fetch":
             print(fetch(a.version, quiet=False))
             return 0
-        c = LocalCassandra(a.workdir, a.version)
+        c = LocalCassandra(a.workdir, a.version, **quota_options(a))
         if a.cmd == "start":
             t0 = time.monotonic()
             c.start(nodes=a.nodes)
@@ -436,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
             c.stop()
     except ClusterError as e:
         print(f"local-cassandra: {e}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(e, BadSlice) else 1
     return 0
 
 

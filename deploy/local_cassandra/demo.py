@@ -28,6 +28,7 @@ if __package__ in (None, ""):  # run as a file: the repository root is not on th
     sys.path.insert(0, str(ROOT))
 from deploy.local_cassandra import cluster as cl_mod  # noqa: E402
 from deploy.local_cassandra import load as load_mod  # noqa: E402
+from deploy.localproc.cgroups import add_quota_arguments, quota_options  # noqa: E402
 
 
 def wait_for(check: Any, timeout_s: float, what: str) -> None:
@@ -64,6 +65,7 @@ def plot(load: Any, marks: dict[str, float], t_start: float, out: Path) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default="out/demo-cassandra")
+    add_quota_arguments(ap)
     ap.add_argument("--phase-s", type=float, default=20.0)
     ap.add_argument("--stream-mib", type=float, default=16.0)
     a = ap.parse_args(argv)
@@ -71,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     from actuator.cassandra import CassandraDriver, LocalNodeTool, connect
 
-    cluster = cl_mod.LocalCassandra(out / "cluster")
+    cluster = cl_mod.LocalCassandra(out / "cluster", **quota_options(a))
     marks: dict[str, float] = {}
     actions: list[dict[str, Any]] = []
     peak: dict[str, float] = {}

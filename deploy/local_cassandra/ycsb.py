@@ -106,7 +106,7 @@ def ycsb_command(cluster: Any, workload: str, phase: str, *, records: int, threa
 def start(cluster: Any, workload: str, phase: str, **kw: Any) -> tuple[Any, float]:
     """Start one YCSB client JVM; collect it with `finish` (or end it early with `stop`)."""
     return client.start_command(ycsb_command(cluster, workload, phase, **kw), Path(cluster.workdir),
-                                    f"cassandra-{workload}-{phase}")
+                                f"cassandra-{workload}-{phase}", client.clients_group(cluster))
 
 
 def run_phase(cluster: Any, workload: str, phase: str, **kw: Any) -> Any:

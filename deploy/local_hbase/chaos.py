@@ -56,6 +56,7 @@ from actuator.hbase_gateway import HBaseGateway, default_client_jars_dir  # noqa
 
 from deploy.local_hbase import cluster as cluster_mod  # noqa: E402
 from deploy.local_hbase import ycsb  # noqa: E402
+from deploy.localproc.cgroups import add_quota_arguments, quota_options  # noqa: E402
 
 FAULT_KINDS = ("kill_rs", "kill_daemon", "stop_zk", "stall_rs", "restart_master")
 LINK_TABLE = "chaos_links"
@@ -245,7 +246,7 @@ class Chaos:
         # ZooKeeper sessions of 40 s (HBase's default is 90 s; the test cluster's 10 s would make
         # every RegionServer abort during a 20 s ZooKeeper stop)
         self.cluster = cluster_mod.LocalHBase(self.out / "hbase", rs_heap_mb=args.rs_heap_mb,
-                                              session_timeout_ms=args.zk_session_ms)
+                                              session_timeout_ms=args.zk_session_ms, **quota_options(args))
         self.faults: list[dict[str, Any]] = []
         self.tick_ms: list[float] = []
         self.tenants: list[dict[str, Any]] = []
@@ -513,6 +514,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=int, default=10_000, help="linked rows to write (at most)")
     ap.add_argument("--workloads", default="ABCDEF")
     ap.add_argument("--rs-heap-mb", type=int, default=384)
+    add_quota_arguments(ap)
     ap.add_argument("--zk-session-ms", type=int, default=40_000)
     ap.add_argument("--faults", default=",".join(FAULT_KINDS), help="fault kinds to draw from")
     ap.add_argument("--mid-plan-wait-s", type=float, default=180,

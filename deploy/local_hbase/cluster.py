@@ -43,6 +43,7 @@ from actuator.hbase_jars import HBASE_VERSION, cache_root, home_for  # noqa: E40
 from deploy.localproc import (  # noqa: E402,F401 (free_port, pid_alive, tail: re-exported)
     ClusterError, LocalCluster, free_port, pid_alive, pid_owned, tail,
 )
+from deploy.localproc.cgroups import BadSlice, Slice, add_quota_arguments, quota_options  # noqa: E402
 
 # JDK 17: HBase and its shaded netty reach into these JDK internals.
 JDK17_FLAGS = [
@@ -66,6 +67,21 @@ MAINS = {
 MASTER_SERVER_BEAN = "Hadoop:service=HBase,name=Master,sub=Server"
 MASTER_AM_BEAN = "Hadoop:service=HBase,name=Master,sub=AssignmentManager"
 HOST = "localhost"  # the name every server registers under: ids read "localhost,PORT"
+PROFILE_KEY = "metctl.profile"  # the property naming a RegionServer's metctl profile
+
+# Each process's slice of this 2-core machine (docs/local-hbase.md, "A node is a slice"): a
+# RegionServer is a fixed share of one core, so n RegionServers have n times one's CPU; the
+# master and ZooKeeper are capped so they cannot take a node's share; the YCSB clients are not
+# capped (the client must never be what limits a measurement) but weigh twice a node when the
+# machine is short. The cluster as a whole weighs 16 busy tasks, so other work on this shared
+# machine takes little from a measurement while the nodes' caps keep it from taking all.
+DEFAULT_SLICES = {
+    "rs": Slice(cpu_cores=0.25, cpu_shares=1024),
+    "master": Slice(cpu_cores=0.5, cpu_shares=1024),
+    "zk": Slice(cpu_cores=0.25, cpu_shares=1024),
+    "ycsb": Slice(cpu_shares=2048),
+    "cluster": Slice(cpu_shares=16384),
+}
 
 LOG4J = """\
 log4j.rootLogger=INFO,console
@@ -169,11 +185,14 @@ class LocalHBase(LocalCluster):
     """One local cluster living in `workdir` (state in workdir/cluster.json, processes under
     "procs")."""
 
+    default_slices = DEFAULT_SLICES
+
     def __init__(self, workdir: str | Path, version: str = HBASE_VERSION, *,
                  rs_heap_mb: int = 384, master_heap_mb: int = 320, zk_heap_mb: int = 128,
                  session_timeout_ms: int = 10_000, metrics_period_s: int = 2,
-                 base_port: int | None = None, extra_site: Mapping[str, Any] | None = None):
-        super().__init__(workdir, version)
+                 base_port: int | None = None, extra_site: Mapping[str, Any] | None = None,
+                 quota: bool | None = None, slices: Mapping[str, Slice] | None = None):
+        super().__init__(workdir, version, quota=quota, slices=slices)
         self.rs_heap_mb = rs_heap_mb
         self.master_heap_mb = master_heap_mb
         self.zk_heap_mb = zk_heap_mb
@@ -307,7 +326,8 @@ class LocalHBase(LocalCluster):
     # -- processes --------------------------------------------------------------------------
 
     def _spawn(self, p: Proc) -> int:
-        return self.spawn_process(p.name, self.command(p), p.conf_dir, p.log)
+        return self.spawn_process(p.name, self.command(p), p.conf_dir, p.log, kind=p.kind,
+                                  profile=self._overrides(p).get(PROFILE_KEY) if p.kind == "rs" else None)
 
     def _signal_and_wait(self, p: Proc, timeout_s: float) -> None:
         """SIGTERM (HBase's graceful stop: a RegionServer closes its regions and the master
@@ -355,7 +375,10 @@ class LocalHBase(LocalCluster):
 
     def start(self, rs: int = 2, timeout_s: float = 180) -> "LocalHBase":
         """Start ZK, the master and `rs` RegionServers (the ones not already running) and wait
-        until the master reports them all live with nothing in transition."""
+        until the master reports them all live with nothing in transition. Each process runs
+        in its control group (one line with the fix, before anything starts, when groups
+        cannot be made: pass quota=False for none)."""
+        self.prepare_groups()
         fetch(self.version)
         try:
             procs = self.procs()
@@ -452,6 +475,7 @@ class LocalHBase(LocalCluster):
         if self.running(p.name):
             raise ClusterError(f"{p.name} already runs as PID {p.pid}")
         self.write_conf(p, self._overrides(p) if overrides is None else overrides)
+        self.place(p.name, "rs", os.getpid(), self._overrides(p).get(PROFILE_KEY))
         self._record_pid(p.name, os.getpid())
         os.chdir(self.workdir)
         cmd = self.command(p)
@@ -467,6 +491,7 @@ class LocalHBase(LocalCluster):
             self._signal_and_wait(p, timeout_s)
         if "zk" in procs:
             self._signal_and_wait(procs["zk"], timeout_s)
+        self.release_all()
 
     def status(self) -> dict[str, Any]:
         procs = {n: {"pid": p.pid, "running": self.running(n), "port": p.port,
@@ -492,7 +517,7 @@ def load_settings(path: str | None) -> dict[str, Any]:
             settings = dict(render_hbase_settings(doc["profile"]))
         except ImportError:  # not run from metctl's environment: take HBase-looking keys as given
             settings = {k: v for k, v in doc["settings"].items() if "." in k}
-        return {**settings, "metctl.profile": doc["profile"]}
+        return {**settings, PROFILE_KEY: doc["profile"]}
     return doc
 
 
@@ -501,6 +526,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", default=os.environ.get("METCTL_HBASE_WORKDIR", "out/local-hbase"))
     ap.add_argument("--version", default=HBASE_VERSION)
     ap.add_argument("--rs-heap-mb", type=int, default=384)
+    add_quota_arguments(ap)  # start: rs, master, zk, ycsb, cluster, rs.<profile>
     ap.add_argument("--base-port", type=int, default=None,
                     help="fixed ports: ZooKeeper here, master +1/+2, rsN +10N/+10N+1 (default: random free ports)")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -522,8 +548,9 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("status")
     sub.add_parser("stop")
     args = ap.parse_args(argv)
-    c = LocalHBase(args.workdir, args.version, rs_heap_mb=args.rs_heap_mb, base_port=args.base_port)
     try:
+        c = LocalHBase(args.workdir, args.version, rs_heap_mb=args.rs_heap_mb, base_port=args.base_port,
+                       **quota_options(args))
         if args.cmd == "fetch":
             t0 = time.monotonic()
             home = fetch(args.version)
@@ -550,7 +577,7 @@ def main(argv: list[str] | None = None) -> int:
             c.stop()
     except ClusterError as e:
         print(f"local-hbase: {e}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(e, BadSlice) else 1
     return 0
 
 

@@ -45,6 +45,7 @@ if __package__ in (None, ""):  # run as a file: the repository root is not on th
 from deploy.local_hbase import chaos  # noqa: E402
 from deploy.local_hbase import cluster as cluster_mod  # noqa: E402
 from deploy.local_hbase import ycsb  # noqa: E402
+from deploy.localproc.cgroups import add_quota_arguments, quota_options  # noqa: E402
 
 POLICIES = ("met-paper", "met", "tiramola", "static")
 # CPU thresholds that are fractions of a node's CPU (scaled to one RegionServer's share)
@@ -130,7 +131,8 @@ def run_one(policy: str, rep: int, plan: list[dict[str, Any]], a: argparse.Names
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
-    cluster = cluster_mod.LocalHBase(work / "hbase", rs_heap_mb=a.rs_heap_mb, session_timeout_ms=40_000)
+    cluster = cluster_mod.LocalHBase(work / "hbase", rs_heap_mb=a.rs_heap_mb, session_timeout_ms=40_000,
+                                     **quota_options(a))
     rec: dict[str, Any] = {"policy": policy, "repetition": rep, "load_before": os.getloadavg()[0]}
     gw = daemon = None
     running: list[tuple[dict[str, Any], Any, float]] = []
@@ -276,6 +278,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--cores-per-node", type=float, default=1.0,
                     help="CPU thresholds judge each RegionServer as a node with this many cores")
     ap.add_argument("--rs-heap-mb", type=int, default=384)
+    add_quota_arguments(ap)
     ap.add_argument("--out", default=str(ROOT / "out" / "compare-hbase"))
     a = ap.parse_args(argv)
     a.policy_list = [p.strip() for p in a.policies.split(",") if p.strip()]

@@ -32,6 +32,7 @@ if __package__ in (None, ""):  # run as a file: the repository root is not on th
     sys.path.insert(0, str(ROOT))
 from deploy.local_hbase import cluster as C  # noqa: E402
 from deploy.local_hbase import ycsb as Y  # noqa: E402
+from deploy.localproc.cgroups import add_quota_arguments, quota_options  # noqa: E402
 
 from actuator.executor import Executor  # noqa: E402
 from actuator.hbase import CommandRestarter, HBaseDriver  # noqa: E402
@@ -255,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workdir", default="out/local-hbase")
     ap.add_argument("--out", default="out/demo-hbase")
+    add_quota_arguments(ap)
     ap.add_argument("--records", type=int, default=2000)
     ap.add_argument("--mix-seconds", type=float, default=40)
     ap.add_argument("--rounds", type=int, default=2, help="metctl decision rounds")
@@ -272,13 +274,13 @@ def main(argv: list[str] | None = None) -> int:
     config = for_workdir(load_config(CONFIG), workdir)
     for stale in (Path(config.executor.journal_path), Path(config.loop.memory_path)):
         stale.unlink(missing_ok=True)  # a new demo: no plan or memory from an earlier one
-    cluster = C.LocalHBase(workdir, base_port=BASE_PORT)
+    cluster = C.LocalHBase(workdir, base_port=BASE_PORT)  # to stop an earlier demo's, as it was made
     if workdir.exists():
         # a fresh cluster every time: an earlier run's profiles (conf overrides), tables and
         # metctl-launched nodes must not leak into the baseline
         cluster.stop()
         shutil.rmtree(workdir)
-    cluster = C.LocalHBase(workdir, base_port=BASE_PORT)
+    cluster = C.LocalHBase(workdir, base_port=BASE_PORT, **quota_options(args))
     gmond = gw = None
     report: dict[str, Any] = {}
     try:

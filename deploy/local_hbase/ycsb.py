@@ -28,8 +28,8 @@ if __package__ in (None, ""):  # run as a file: the repository root is not on th
     sys.path.insert(0, str(ROOT))
 from deploy.local_hbase import cluster as cluster_mod  # noqa: E402
 from deploy.localproc.ycsb import (  # noqa: E402,F401 (Result, parse_output, stop, …: re-exported)
-    Result, build_module, client_command, finish, outputs, parse_output, report, split_status,
-    start_command, stop,
+    Result, build_module, client_command, clients_group, finish, outputs, parse_output, report,
+    split_status, start_command, stop,
 )
 
 MODULE = ROOT / "ycsb-hbase"
@@ -145,7 +145,8 @@ def ycsb_command(cluster: Any, workload: str, phase: str, *, records: int, threa
 def start(cluster: Any, workload: str, phase: str, **kw: Any) -> tuple[subprocess.Popen, float]:
     """Start one YCSB client process (its own JVM); collect it with `finish` or `stop`. Its
     output goes to files (a status line a second would fill a pipe nobody reads meanwhile)."""
-    return start_command(ycsb_command(cluster, workload, phase, **kw), Path(cluster.workdir), f"{workload}-{phase}")
+    return start_command(ycsb_command(cluster, workload, phase, **kw), Path(cluster.workdir), f"{workload}-{phase}",
+                         clients_group(cluster))
 
 
 def run_many(cluster: Any, phase: str, workloads: Iterable[str],

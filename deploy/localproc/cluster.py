@@ -1,7 +1,12 @@
 """`LocalCluster`: one local test cluster living in a work directory, the base of LocalHBase
 and LocalCassandra. It records every process it starts (name, PID, conf dir, log) in its state
 file, recognises them only while their command line still names their conf dir, and stops only
-those: `stop` on a stopped cluster does nothing, a recycled PID is never signalled."""
+those: `stop` on a stopped cluster does nothing, a recycled PID is never signalled.
+
+Each process runs in a control group of its own with its kind's slice of the machine
+(deploy/localproc/cgroups.py): the slices are chosen at `start` (the class's defaults, a file,
+or none with --no-quota), recorded in the state file, and used by every later command on the
+same work directory (add a node, restart one, exec-rs)."""
 from __future__ import annotations
 
 import os
@@ -9,8 +14,9 @@ import signal
 import subprocess
 import time
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
+from deploy.localproc.cgroups import ControlGroups, Slice, iter_slices
 from deploy.localproc.process import ClusterError, pid_alive, pid_owned, rss_mb
 from deploy.localproc.state import StateFile
 
@@ -18,16 +24,73 @@ __all__ = ["ClusterError", "LocalCluster"]
 
 
 class LocalCluster:
-    """Subclasses name where their process records live in the state (`records_key`) and
-    what an empty state holds (`empty_state`)."""
+    """Subclasses name where their process records live in the state (`records_key`), what
+    an empty state holds (`empty_state`) and each process kind's default slice
+    (`default_slices`; the key "cluster" weighs the cluster as a whole)."""
 
     records_key = "procs"
+    default_slices: Mapping[str, Slice] = {}
 
-    def __init__(self, workdir: str | Path, version: str):
+    def __init__(self, workdir: str | Path, version: str, *, quota: bool | None = None,
+                 slices: Mapping[str, Slice] | None = None):
+        """quota False: no control groups (today's shared-cores mode); `slices`: these instead
+        of the defaults; neither given: as recorded by the `start` that made the cluster."""
         self.workdir = Path(workdir).resolve()
         self.version = version
         self.state_file = self.workdir / "cluster.json"
         self.state = StateFile(self.state_file, self.empty_state)
+        self._quota, self._slices = quota, slices
+        self.groups = ControlGroups(self.workdir)
+
+    # -- slices -------------------------------------------------------------------------------
+
+    def slices(self) -> dict[str, Slice]:
+        """Each process kind's slice; {} when the cluster runs without control groups."""
+        if self._quota is False:
+            return {}
+        if self._slices is not None:
+            return dict(self._slices)
+        st = self._read()
+        if "slices" in st:
+            return dict(iter_slices(st["slices"] or {}, str(self.state_file)))
+        return dict(self.default_slices)
+
+    @property
+    def quota_on(self) -> bool:
+        return bool(self.slices())
+
+    def slice_for(self, kind: str, profile: str | None = None) -> Slice | None:
+        """`kind`'s slice, or "<kind>.<profile>"'s when the config names one for the node's
+        metctl profile (a RegionServer restarted into `scan` may get a bigger slice)."""
+        slices = self.slices()
+        return slices.get(f"{kind}.{profile}") or slices.get(kind)
+
+    def prepare_groups(self) -> list[str]:
+        """Before `start` runs anything: record the slices, make the cluster's groups (one
+        line with the fix when they cannot be made) and remove stale ones. Returns the stale
+        groups removed."""
+        slices = self.slices()
+        if slices:
+            cluster = slices.get("cluster")
+            self.groups.ensure(cluster.cpu_shares if cluster else None)  # first: fails cleanly
+        with self._locked() as st:
+            st["slices"] = {k: v.to_dict() for k, v in slices.items()} or None
+        return self.groups.remove_stale(keep={name for name, _, _ in self._owned()}) if slices else []
+
+    def place(self, name: str, kind: str, pid: int, profile: str | None = None) -> None:
+        """Put `pid` into group `name` with `kind`'s slice (nothing without quotas)."""
+        s = self.slice_for(kind, profile) if self.quota_on else None
+        if s is not None:
+            self.groups.apply(name, s)
+            self.groups.join(name, pid)
+
+    def release(self, name: str) -> None:
+        """Remove group `name` once its process is gone."""
+        if self.quota_on:
+            self.groups.remove(name)
+
+    def release_all(self) -> list[str]:
+        return self.groups.remove_all() if self.quota_on else []
 
     def empty_state(self) -> dict[str, Any]:
         return {"version": self.version, self.records_key: {}}
@@ -57,18 +120,31 @@ class LocalCluster:
 
     # -- processes ----------------------------------------------------------------------------
 
-    def spawn_process(self, name: str, cmd: Sequence[str], conf_dir: str, log: str) -> int:
-        """Start `cmd` in its own session, its output appended to `log`, and record its PID.
-        Returns once the PID's command line names `conf_dir` (until the exec it is still
-        Python's), so that a stop right after a start finds and stops it."""
+    def spawn_process(self, name: str, cmd: Sequence[str], conf_dir: str, log: str,
+                      kind: str | None = None, profile: str | None = None) -> int:
+        """Start `cmd` in its own session, in group `name` with `kind`'s slice, its output
+        appended to `log`, and record its PID. Returns once the PID's command line names
+        `conf_dir` (until the exec it is still Python's), so that a stop right after a start
+        finds and stops it."""
         rec = self._read()[self.records_key].get(name, {})
         if rec.get("pid") and pid_owned(rec["pid"], conf_dir):
             return int(rec["pid"])
         Path(log).parent.mkdir(parents=True, exist_ok=True)
+        s = self.slice_for(kind, profile) if kind and self.quota_on else None
+        if s is not None:
+            self.groups.apply(name, s)  # before the process: a failure starts nothing
         with open(log, "ab") as out:
             proc = subprocess.Popen(list(cmd), stdout=out, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True, cwd=self.workdir)
         self._record_pid(name, proc.pid)
+        if s is not None:
+            # the JVM's first milliseconds run outside the group; its threads and any child
+            # it starts later follow the process into it
+            try:
+                self.groups.join(name, proc.pid)
+            except ClusterError:
+                self.kill_process(name, proc.pid, conf_dir)
+                raise
         deadline = time.monotonic() + 10
         while not pid_owned(proc.pid, conf_dir) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -93,6 +169,7 @@ class LocalCluster:
                 while pid_alive(pid):
                     time.sleep(0.05)
         self._record_pid(name, None)
+        self.release(name)
 
     def kill_process(self, name: str, pid: int | None, conf_dir: str) -> None:
         """SIGKILL (a crash, for failure tests); only our own PID."""
@@ -101,6 +178,7 @@ class LocalCluster:
             while pid_alive(pid):
                 time.sleep(0.05)
         self._record_pid(name, None)
+        self.release(name)
 
     def rss_mb(self) -> dict[str, float]:
         """Resident memory of each running process, MB."""

@@ -10,7 +10,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from deploy.localproc.process import ClusterError
 
@@ -133,13 +133,29 @@ def client_command(java_opts: list[str], cp: str, binding: str, phase: str, thre
     return cmd
 
 
-def start_command(cmd: list[str], workdir: Path, label: str) -> tuple[subprocess.Popen, float]:
-    """Start a YCSB client command in `workdir`, its output in workdir/ycsb/<label>-<ns>.out|.err."""
+def clients_group(cluster: Any) -> Callable[[int], None] | None:
+    """Where a cluster's YCSB clients run: its "ycsb" control group, one for all of them (a
+    cluster object without groups, e.g. a stand-in, has none)."""
+    place = getattr(cluster, "place", None)
+    return (lambda pid: place("ycsb", "ycsb", pid)) if place is not None else None
+
+
+def start_command(cmd: list[str], workdir: Path, label: str,
+                  place: Callable[[int], None] | None = None) -> tuple[subprocess.Popen, float]:
+    """Start a YCSB client command in `workdir`, its output in workdir/ycsb/<label>-<ns>.out|.err;
+    `place(pid)` puts it into the clients' control group (the cluster's `place`)."""
     logs = workdir / "ycsb"
     logs.mkdir(parents=True, exist_ok=True)
     stem = logs / f"{label}-{time.time_ns()}"
     with open(f"{stem}.out", "w") as out, open(f"{stem}.err", "w") as err:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=workdir)
+    if place is not None:
+        try:
+            place(proc.pid)
+        except ClusterError:
+            proc.kill()
+            proc.wait()
+            raise
     proc.ycsb_stem = stem  # type: ignore[attr-defined]
     return proc, time.monotonic()
 
