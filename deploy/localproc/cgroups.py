@@ -373,4 +373,5 @@ def add_quota_arguments(ap: Any) -> None:
 
 def quota_options(args: Any) -> dict[str, Any]:
     """The cluster constructor's quota/slices from add_quota_arguments' options."""
-    return {"quota": False if args.no_quota else None, "slices": load_slices(args.slices)}
+    return {"quota": False if getattr(args, "no_quota", False) else None,
+            "slices": load_slices(getattr(args, "slices", None))}
