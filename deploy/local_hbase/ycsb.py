@@ -104,8 +104,10 @@ def split_keys(records: int, regions: int) -> list[bytes]:
     return [f"user{(records * i) // regions:0{pad}d}".encode() for i in range(1, regions)]
 
 
-def create_tables(gateway: Any, records: int, workloads: Iterable[str]) -> None:
-    """One table per workload (tenant) with its regions pre-split; existing tables are kept."""
+def create_tables(gateway: Any, records: int, workloads: Iterable[str],
+                  regions: Mapping[str, int] | None = None) -> None:
+    """One table per workload (tenant) with its regions pre-split (REGIONS, or `regions`);
+    existing tables are kept."""
     jvm = gateway.jvm
     hb = jvm.org.apache.hadoop.hbase
     for w in workloads:
@@ -114,7 +116,7 @@ def create_tables(gateway: Any, records: int, workloads: Iterable[str]) -> None:
             continue
         td = hb.client.TableDescriptorBuilder.newBuilder(name).setColumnFamily(
             hb.client.ColumnFamilyDescriptorBuilder.of(FAMILY)).build()
-        splits = split_keys(records, REGIONS[w])
+        splits = split_keys(records, (regions or REGIONS)[w])
         if splits:
             arr = gateway.gateway.new_array(jvm.byte, len(splits), 0)
             for i, s in enumerate(splits):
@@ -127,10 +129,12 @@ def create_tables(gateway: Any, records: int, workloads: Iterable[str]) -> None:
 def ycsb_command(cluster: Any, workload: str, phase: str, *, records: int, threads: int,
                  seconds: float | None = None, operations: int | None = None,
                  target_ops: float | None = None, insert_start: int = 0,
-                 insert_count: int | None = None, status_interval_s: int = 1) -> list[str]:
+                 insert_count: int | None = None, status_interval_s: int = 1,
+                 extra: Mapping[str, Any] | None = None) -> list[str]:
+    """`extra`: YCSB properties over the mix's (e.g. requestdistribution=uniform)."""
     props = {**COMMON, **WORKLOADS[workload], "table": table_of(workload), "recordcount": records,
              **cluster.client_settings(), "hbase.client.retries.number": 15,
-             "status.interval": status_interval_s}
+             "status.interval": status_interval_s, **(extra or {})}
     if phase == "load":
         props["insertstart"] = insert_start
         props["insertcount"] = insert_count if insert_count is not None else records
@@ -157,9 +161,9 @@ def run_many(cluster: Any, phase: str, workloads: Iterable[str],
 
 
 def load(cluster: Any, gateway: Any, records: int, workloads: Iterable[str] = tuple(WORKLOADS),
-         threads: int = 2) -> dict[str, Result]:
+         threads: int = 2, regions: Mapping[str, int] | None = None) -> dict[str, Result]:
     workloads = list(workloads)
-    create_tables(gateway, records, workloads)
+    create_tables(gateway, records, workloads, regions)
     per = {w: {"insert_count": loaded_records(w, records)} for w in LOADED_SHARE}
     return run_many(cluster, "load", workloads, per, records=records, threads=threads)
 
