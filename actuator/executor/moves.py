@@ -5,7 +5,7 @@ alongside launch, reconfigure and split: a plan move whose dependencies are done
 target registered, neither end reconfiguring, its partition not splitting) starts at once."""
 from __future__ import annotations
 
-from actuator.drivers import DriverError
+from actuator.drivers import DriverError, PartitionLocation
 from actuator.executor import ready
 from actuator.executor.context import Context, StopPlan, age
 from actuator.executor.states import timeout_s
@@ -13,13 +13,23 @@ from actuator.executor.step import Step
 
 
 def tick_move(ctx: Context, now: float) -> bool:
-    from actuator.executor.protection import skip_moves_off_protected
     skip_moves_off_protected(ctx, now)
     # A running move is not ready only while a reconfigure's fill carries it (its target is
     # being reconfigured): that reconfigure observes it, not this phase.
     moves = [m for m in ctx.of("move") if m.state in ("pending", "running") and ready.ready(ctx, m)]
     advance(ctx, moves, now)
     return all(m.finished for m in ctx.of("move"))
+
+
+def skip_moves_off_protected(ctx: Context, now: float) -> None:
+    """Pending plan moves off a node whose drain is still to come, when an operator protects
+    that node: it keeps serving them (protection.py)."""
+    draining = {d.node for d in ctx.of("drain") if not d.finished}
+    for m in ctx.of("move"):
+        if m.state == "pending" and m.source in draining:
+            why = ctx.protected().get(m.source) if m.source else None
+            if why is not None:
+                ctx.set_step(m, now, state="skipped", finished_at=now, note=f"protected: {why}")
 
 
 def tick_verify(ctx: Context, now: float) -> bool:
@@ -48,19 +58,29 @@ def tick_commit(ctx: Context, now: float) -> bool:
     return True
 
 
+def settle(ctx: Context, m: Step, now: float, **landed: object) -> tuple[str, PartitionLocation] | None:
+    """Observe one move (running, or pending about to start): it is finished when its
+    partition no longer exists (skipped) or is on its destination (done, with `landed` written
+    to the journal); else its destination and where its partition is now."""
+    dest = ctx.resolve(m.target)
+    loc = ctx.obs.parts.get(m.partition)
+    if loc is None:
+        ctx.set_step(m, now, state="skipped", finished_at=now, note="partition no longer exists")
+        return None
+    if loc.server == dest:
+        ctx.set_step(m, now, state="done", finished_at=now, **landed)
+        return None
+    return dest, loc
+
+
 def advance(ctx: Context, moves: list[Step], now: float) -> None:
     """Observe running moves; start pending ones within the throttle and the incremental rule."""
-    s, parts = ctx.settings, ctx.obs.parts
+    s = ctx.settings
     for m in moves:
-        if m.state != "running":
+        if m.state != "running" or (seen := settle(ctx, m, now, error=None)) is None:
             continue
-        dest = ctx.resolve(m.target)
-        loc = parts.get(m.partition)
-        if loc is None:
-            ctx.set_step(m, now, state="skipped", finished_at=now, note="partition no longer exists")
-        elif loc.server == dest:
-            ctx.set_step(m, now, state="done", finished_at=now, error=None)
-        elif not m.called and loc.server is None:
+        dest, loc = seen
+        if not m.called and loc.server is None:
             ctx.set_step(m, now, called=1)  # already in transition: our call went out before a restart
         elif not m.called:
             _issue_move(ctx, m, dest, now)
@@ -82,14 +102,9 @@ def advance(ctx: Context, moves: list[Step], now: float) -> None:
             break
         if m.next_try_at is not None and now < m.next_try_at:
             continue
-        dest = ctx.resolve(m.target)
-        loc = parts.get(m.partition)
-        if loc is None:
-            ctx.set_step(m, now, state="skipped", finished_at=now, note="partition no longer exists")
+        if (seen := settle(ctx, m, now, note="already in place")) is None:
             continue
-        if loc.server == dest:
-            ctx.set_step(m, now, state="done", finished_at=now, note="already in place")
-            continue
+        dest, loc = seen
         src = loc.server or m.source or ""
         if dest in new_servers and s.incremental_transfer and sending.get(dest, src) != src:
             continue

@@ -5,10 +5,14 @@ protection: a protected node is never restarted (reconfigure), drained or termin
 up. The step is skipped, with the why in the journal, as long as nothing irreversible has
 started: a reconfigure before its restart (evacuation moves already under way finish, pending
 ones are skipped), a drain before its decommission call, a terminate before its call. The
-plan's own moves off a node whose drain is still to come are skipped too, so it keeps serving.
+plan's own moves off a node whose drain is still to come are skipped too, so it keeps serving
+(moves.py).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from actuator.executor import moves
 from actuator.executor.context import Context
 from actuator.executor.step import Step
 
@@ -19,8 +23,6 @@ def protected_why(ctx: Context, node: str | None) -> str | None:
 
 def skip_protected(ctx: Context, step: Step, now: float) -> bool:
     """True when `step` is (being) skipped because its node is protected."""
-    from actuator.executor import moves
-
     why = protected_why(ctx, step.node)
     if why is None:
         return False
@@ -43,11 +45,20 @@ def skip_protected(ctx: Context, step: Step, now: float) -> bool:
     return True
 
 
-def skip_moves_off_protected(ctx: Context, now: float) -> None:
-    """Pending plan moves off a node whose drain is still to come, when that node is protected."""
-    draining = {d.node for d in ctx.of("drain") if not d.finished}
-    for m in ctx.of("move"):
-        if m.state == "pending" and m.source in draining:
-            why = protected_why(ctx, m.source)
-            if why is not None:
-                ctx.set_step(m, now, state="skipped", finished_at=now, note=f"protected: {why}")
+def one_node_at_a_time(ctx: Context, op: str, now: float, tick_one: Callable[[Step], None], *,
+                       waits: Callable[[Step], bool] | None = None) -> bool:
+    """The skeleton of a phase that works on one node at a time (reconfigure, drain): the first
+    unfinished step is ticked (unless its node is protected, or `waits` says it must wait),
+    the ones after it wait for it. True once every step of `op` is finished."""
+    for step in ctx.of(op):
+        if step.finished:
+            continue
+        if skip_protected(ctx, step, now):
+            if not step.finished:
+                return False
+            continue
+        if waits is not None and waits(step):
+            return False
+        tick_one(step)
+        return False
+    return True

@@ -12,18 +12,10 @@ from actuator.executor.step import Step
 
 
 def tick(ctx: Context, now: float) -> bool:
-    for step in ctx.of("reconfigure"):
-        if step.finished:
-            continue
-        if protection.skip_protected(ctx, step, now):
-            if not step.finished:
-                return False
-            continue
-        if step.state == "pending" and not ready.ready(ctx, step):
-            return False  # it waits for a launch; the ones after it wait for it
-        _tick_reconfigure(ctx, step, now)
-        return False  # one node at a time
-    return True
+    # a pending reconfigure waits for a launch (ready.py); the ones after it wait for it
+    return protection.one_node_at_a_time(
+        ctx, "reconfigure", now, lambda step: _tick_reconfigure(ctx, step, now),
+        waits=lambda step: step.state == "pending" and not ready.ready(ctx, step))
 
 
 def _tick_reconfigure(ctx: Context, step: Step, now: float) -> None:

@@ -54,16 +54,7 @@ def _issue_compact(ctx: Context, c: Step, now: float) -> None:
 
 
 def tick_drain(ctx: Context, now: float) -> bool:
-    for step in ctx.of("drain"):
-        if step.finished:
-            continue
-        if protection.skip_protected(ctx, step, now):
-            if not step.finished:
-                return False
-            continue
-        _tick_drain(ctx, step, now)
-        return False
-    return True
+    return protection.one_node_at_a_time(ctx, "drain", now, lambda step: _tick_drain(ctx, step, now))
 
 
 def _tick_drain(ctx: Context, step: Step, now: float) -> None:

@@ -61,17 +61,14 @@ def tick(ctx: Context, now: float) -> None:
 def _settle_running_moves(ctx: Context, now: float) -> set[str]:
     """During a rollback: observe the plan's moves still in flight (none is issued again) and
     return the servers a partition may still land on."""
-    parts, landing = ctx.obs.parts, set()
+    landing: set[str] = set()
     for m in ctx.of("move", plan_only=False):
         if m.state != "running" or m.cause == "rollback":
             continue
-        dest = ctx.resolve(m.target)
-        loc = parts.get(m.partition)
-        if loc is None:
-            ctx.set_step(m, now, state="skipped", finished_at=now, note="partition no longer exists")
-        elif loc.server == dest:
-            ctx.set_step(m, now, state="done", finished_at=now, note="landed during the rollback")
-        elif loc.server is None:
+        if (seen := moves.settle(ctx, m, now, note="landed during the rollback")) is None:
+            continue
+        dest, loc = seen
+        if loc.server is None:
             landing.add(dest)  # in transition: it may be landing on a node we are about to remove
         else:
             ctx.set_step(m, now, state="cancelled", finished_at=now, note="plan abandoned")
