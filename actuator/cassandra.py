@@ -26,6 +26,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Protocol, Sequence
 
+from common.files import write_atomic
 from actuator.drivers import DriverError, PartitionLocation, ServerInfo
 
 log = logging.getLogger(__name__)
@@ -176,9 +177,8 @@ class CommandNodeTool:
         known = self._profiles()
         known[address] = profile
         self.profiles_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.profiles_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(known, indent=2, sort_keys=True))
-        os.replace(tmp, self.profiles_file)  # atomic: a reader never sees half a file
+        # atomic: a reader never sees half a file
+        write_atomic(self.profiles_file, json.dumps(known, indent=2, sort_keys=True))
 
     def _profiles(self) -> dict[str, str]:
         try:

@@ -15,16 +15,16 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from common.files import write_atomic
 from controller.control import ControlState, Pause
 from controller.errors import BadInput
+from common.documents import MAX_SMALL_BYTES, parse_json, read_bytes
 
 log = logging.getLogger("metctl.control")
 
@@ -46,19 +46,10 @@ def default_state_path(config: Any) -> Path:
 
 
 def write_private(path: Path, text: str) -> None:
-    """Replace `path` with `text` atomically, readable by its owner only (0600)."""
+    """Replace `path` with `text` atomically, readable by its owner only (0600); its directory
+    is made when missing."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, text)
 
 
 def paused_instead(where: str, problem: BadInput) -> ControlState:
@@ -82,7 +73,6 @@ class FileControlStore:
         self.state = self._read()
 
     def _read(self) -> ControlState:
-        from common.documents import MAX_SMALL_BYTES, parse_json, read_bytes
 
         if not self.path.exists():
             return ControlState()
@@ -141,7 +131,6 @@ class ZooKeeperControlStore:
         self.client.DataWatch(self.path, self._on_change)
 
     def _parse(self, data: bytes | None) -> ControlState:
-        from common.documents import parse_json
 
         if not data:
             return ControlState()

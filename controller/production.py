@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from common.files import write_atomic
 from controller.ha import FencedDriver, FencedExecutor, Leadership, fence_drivers, install_sigterm, read_leader
 from controller.logs import setup_logging
 from controller.telemetry import (NullTelemetry, StepWatcher, Telemetry, TelemetryObserver,
@@ -141,9 +141,8 @@ class DecisionRecorder:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(self.last, sort_keys=True, default=str))
-            os.replace(tmp, self.path)  # atomic: status never reads half a file
+            # atomic: status never reads half a file
+            write_atomic(self.path, json.dumps(self.last, sort_keys=True, default=str))
         except OSError as err:
             log.warning("cannot write %s: %s", self.path, err,
                         extra={"event": "status.write_error"})

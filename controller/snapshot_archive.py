@@ -7,9 +7,9 @@ Files are `snapshot-<UTC time>.json` (the ClusterSnapshot contract, what `metctl
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from common.files import write_atomic
 from controller.loop import LoopObserver
 from controller.snapshot_io import dump_snapshot
 from decision.model import ClusterSnapshot, Plan
@@ -35,9 +35,7 @@ class SnapshotArchive:
     def add(self, snapshot: ClusterSnapshot) -> Path:
         stamp = snapshot.taken_at.strftime("%Y%m%dT%H%M%S.%f") + "Z"
         path = self.directory / f"{PREFIX}{stamp}{SUFFIX}"
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(dump_snapshot(snapshot, "json"), encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, dump_snapshot(snapshot, "json"))
         for old in self.files()[:-self.keep]:
             old.unlink(missing_ok=True)
         return path

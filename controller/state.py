@@ -2,7 +2,7 @@
 decisions — MET Algorithm 1's `step`, whether the first decision was made, policy history.
 
 Read it when it exists (a missing file is the fresh memory of a new controller); write it
-atomically (temporary file in the same directory, fsync, os.replace; the directory is created
+atomically (common.files.write_atomic: a temporary file, fsync, os.replace; the directory is created
 if needed), so a crash leaves the old memory or the new one, never half of either. A corrupt file is BadInput, never a reset:
 silently forgetting `step` would change the next scaling decision.
 """
@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
-import time
 from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
+from common.files import write_atomic
 from common.documents import MAX_SMALL_BYTES, parse_json, read_text
 from common.models import parse_model
 from controller.errors import BadInput
@@ -56,23 +55,8 @@ def read_memory(path: str | Path) -> DecisionMemory:
                           history=tuple((k, float(v)) for k, v in model.history))
 
 
-# A temporary file older than this was left by a writer that was killed between mkstemp and
-# os.replace (SIGKILL, power loss); younger ones may belong to a concurrent writer.
-STALE_TMP_S = 600.0
-
-
-def _remove_stale_temporaries(directory: Path, name: str, keep: str) -> None:
-    now = time.time()
-    for leftover in directory.glob(f".{name}.*.tmp"):
-        try:
-            if leftover.name != keep and now - leftover.stat().st_mtime > STALE_TMP_S:
-                leftover.unlink()
-        except OSError:
-            pass  # gone already, or not ours to remove: never fail a write over it
-
-
 def write_memory(path: str | Path, memory: DecisionMemory) -> None:
-    """Replace `path` with `memory` atomically (same-directory temp file, fsync, os.replace)."""
+    """Replace `path` with `memory` atomically (common.files.write_atomic)."""
     file = str(path)
     p = Path(path)
     directory = p.parent if str(p.parent) else Path(".")
@@ -84,31 +68,9 @@ def write_memory(path: str | Path, memory: DecisionMemory) -> None:
                        f"({err.strerror or err})") from None
     text = json.dumps({"version": STATE_VERSION, **memory_to_dict(memory)}, indent=2,
                       allow_nan=False) + "\n"
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=directory)
-    except OSError as err:
-        raise BadInput(file, "", f"a writable directory ({err.strerror or err})") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _remove_stale_temporaries(directory, p.name, keep=Path(tmp).name)
-    # Make the rename itself durable: fsync the directory entry (POSIX; harmless elsewhere).
-    try:
-        dir_fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise BadInput(file, "", "a writable directory (Permission denied)")
+    write_atomic(p, text)  # a failed replace leaves the old file (OSError)
 
 
 __all__ = ["MemoryFile", "read_memory", "write_memory", "STATE_VERSION"]

@@ -112,7 +112,7 @@ def test_leftovers_of_a_killed_writer_are_removed_but_young_ones_kept(tmp_path):
     import os
     import time as _time
 
-    from controller.state import STALE_TMP_S
+    from common.files import STALE_TMP_S
     state = tmp_path / "m.json"
     old = tmp_path / ".m.json.abc123.tmp"
     young = tmp_path / ".m.json.def456.tmp"
