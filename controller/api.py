@@ -211,7 +211,9 @@ class ApiServer:
         site = web.TCPSite(self._runner, host, port, reuse_address=True,
                            ssl_context=self._tls())
         await site.start()
-        sock = site._server.sockets[0]  # noqa: SLF001 — the port actually bound (port 0)
+        server = site._server  # noqa: SLF001 — the port actually bound (port 0)
+        assert isinstance(server, asyncio.base_events.Server), "a started TCP site has a server"
+        sock = server.sockets[0]
         self.address = (host, sock.getsockname()[1])
 
     def _tls(self) -> ssl.SSLContext | None:

@@ -51,7 +51,8 @@ class TokenBucket:
 
     def __init__(self, rate: float):
         self.rate, self.capacity = rate, max(1.0, rate)
-        self.tokens, self.at = self.capacity, None
+        self.tokens = self.capacity
+        self.at: float | None = None
 
     def take(self, now: float) -> float:
         if self.at is not None:

@@ -35,13 +35,26 @@ class Backend(Protocol):
     for the console, each tenant's latency when the backend knows it (a simulated cluster
     does; None otherwise) and the objective it is held to (None: the policy's)."""
 
-    clock: Clock
-    sources: list[MetricsSource]
-    infrastructure: InfrastructureDriver
-    datastore: DataStoreDriver
-    journal: Journal
-    tenants: Callable[[], dict[str, float]] | None
-    slo_ms: float | None
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def sources(self) -> list[MetricsSource]: ...
+
+    @property
+    def infrastructure(self) -> InfrastructureDriver: ...
+
+    @property
+    def datastore(self) -> DataStoreDriver: ...
+
+    @property
+    def journal(self) -> Journal: ...
+
+    @property
+    def tenants(self) -> Callable[[], dict[str, float]] | None: ...
+
+    @property
+    def slo_ms(self) -> float | None: ...
 
     def close(self) -> None: ...
 

@@ -82,7 +82,7 @@ def type_name(annotation: Any) -> str:
 
 def default_text(field: FieldInfo) -> str:
     if field.default_factory is not None:
-        value = field.default_factory()
+        value = field.default_factory()  # type: ignore[call-arg]  # metctl's take no arguments
     elif field.default is PydanticUndefined:
         return "(required)"
     else:
@@ -130,7 +130,8 @@ def entry_model(annotation: Any) -> type[BaseModel] | None:
 def rows(model: type[BaseModel], prefix: str) -> tuple[list[str], list[tuple[str, type[BaseModel]]]]:
     """Table rows for a model's plain keys, and its sub-sections (rendered after it). Internal
     fields a file key sets (controller.layers.FED) are no keys of the file."""
-    lines, subsections = [], []
+    lines: list[str] = []
+    subsections: list[tuple[str, type[BaseModel]]] = []
     only = ADVANCED_FIELDS if prefix == "policy.advanced." else None
     for name, field in model.model_fields.items():
         key = f"{prefix}{name}"

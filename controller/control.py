@@ -37,7 +37,8 @@ from controller.telemetry import decision_kind
 from dataclasses import asdict
 from decision.protection import keep_nodes
 
-DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+Day = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+DAYS: tuple[Day, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
 def check_zone(value: str) -> str:
@@ -53,7 +54,7 @@ class MaintenanceWindow(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    days: tuple[Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"], ...] = Field(
+    days: tuple[Day, ...] = Field(
         DAYS, min_length=1, description="Weekdays on which the window opens (mon..sun).")
     start: str = Field(..., description="Opening time `HH:MM` (24 h, in control.timezone).")
     end: str = Field(..., description="Closing time `HH:MM`; before `start` means the window "

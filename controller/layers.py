@@ -170,7 +170,8 @@ ADVANCED_FIELDS = tuple(n for n in PolicyConfig.model_fields if n not in LEVEL_1
 def _optional(info: FieldInfo) -> tuple[Any, FieldInfo]:
     optional = copy.copy(info)
     optional.default, optional.default_factory = None, None
-    return info.annotation | None, optional
+    annotation: Any = info.annotation
+    return annotation | None, optional
 
 
 if TYPE_CHECKING:

@@ -19,6 +19,7 @@ from actuator.cassandra import CassandraDriver
 from actuator.drivers import DataStoreDriver, DriverError, InfrastructureDriver
 from actuator.factory import make_cassandra_driver, make_infrastructure
 from actuator.hbase import CommandRestarter, HBaseDriver, open_hbase_driver
+from actuator.hbase.restart import Restarter
 from actuator.journal import Journal
 from actuator.local import LocalDriver, LocalRestarter
 from actuator.settings import CassandraStoreSettings
@@ -111,7 +112,7 @@ def _open_hbase(config: MetctlConfig, path: str, infra: InfrastructureDriver,
     """The HBase driver (py4j gateway) with its restarter; the balancer is off from here until
     the driver is closed (restored if metctl found it on)."""
     hb = config.datastore.hbase
-    restarter: Callable[[str, dict[str, str]], None] | None = (
+    restarter: Restarter | None = (
         CommandRestarter(list(hb.restart_command), timeout_s=config.executor.restart_timeout_s)
         if hb.restart_command else None)
     if isinstance(infra, LocalDriver):

@@ -234,9 +234,8 @@ class ControlLoop:
                 self.scale_in_wanted_since = now
         else:
             self.scale_in_wanted_since = None
-        plan_id = None
-        if not plan.is_empty:
-            plan_id = f"{plan.policy}-{self.counters.plans + 1:04d}-{int(now)}"
+        plan_id = (None if plan.is_empty
+                   else f"{plan.policy}-{self.counters.plans + 1:04d}-{int(now)}")
         for o in self.observers:
             _safe(o.on_decision, now, plan, plan_id, snapshot)
         log_decision(log, plan, plan_id)
@@ -248,6 +247,7 @@ class ControlLoop:
         if cause is not None:
             self._hold(now, *cause)  # the memory stays: a vetoed plan did not happen
             return
+        assert plan_id is not None  # a plan with actions has one
         self.executor.submit(plan, plan_id)
         self.counters.plans += 1
         self._plan_in_flight, self._plan_id = plan, plan_id

@@ -147,7 +147,7 @@ def plan_renderable(plan: Plan, snapshot: ClusterSnapshot | None = None, *,
         order = {"overloaded": 0, "unknown": 1, "underloaded": 2}
         health_rows = sorted(health_rows, key=lambda nh: order.get(nh.verdict, 3))[:rows]
     for nh in health_rows:
-        row = [nh.node]
+        row: list[str | Text] = [nh.node]
         if nodes:
             n = nodes.get(nh.node)
             m = n.metrics if n else None
@@ -210,9 +210,9 @@ def plan_renderable(plan: Plan, snapshot: ClusterSnapshot | None = None, *,
         acts.add_column("what", overflow="fold")
         acts.add_column("reason", overflow="fold")
         n_acts = len(plan.actions) if rows is None else min(rows, len(plan.actions))
-        for i, a in enumerate(plan.actions[:n_acts], 1):
-            acts.add_row(str(i), Text(a.op, style=OP_STYLE.get(a.op, "")),
-                         _action_where(a), _action_what(a, table_of), a.reason)
+        for i, act in enumerate(plan.actions[:n_acts], 1):
+            acts.add_row(str(i), Text(act.op, style=OP_STYLE.get(act.op, "")),
+                         _action_where(act), _action_what(act, table_of), act.reason)
         parts.append(acts)
         if n_acts < len(plan.actions):
             counts = Counter(a.op for a in plan.actions[n_acts:])
@@ -221,14 +221,15 @@ def plan_renderable(plan: Plan, snapshot: ClusterSnapshot | None = None, *,
     else:
         parts.append(Text("\nNo actions.", style="bold"))
 
-    m = plan.summary
+    total = plan.summary
     parts.append(Text.assemble(
-        ("Summary  ", "bold"), f"moves {m.moves} · reconfigurations {m.reconfigurations} · "
-        f"compactions {m.compactions} · "
-        + (f"splits {m.splits} · " if m.splits else "")
-        + f"launches {m.launches} · terminations {m.terminations} · "
-        f"max_load_ratio {m.max_load_ratio:.2f}"
-        + (f" · {m.moves_dropped} moves left for later (max_moves)" if m.moves_dropped else "")))
+        ("Summary  ", "bold"), f"moves {total.moves} · reconfigurations {total.reconfigurations} · "
+        f"compactions {total.compactions} · "
+        + (f"splits {total.splits} · " if total.splits else "")
+        + f"launches {total.launches} · terminations {total.terminations} · "
+        f"max_load_ratio {total.max_load_ratio:.2f}"
+        + (f" · {total.moves_dropped} moves left for later (max_moves)" if total.moves_dropped
+           else "")))
     return Group(*parts)
 
 

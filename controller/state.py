@@ -21,7 +21,7 @@ from common.models import parse_model
 from controller.errors import BadInput
 from decision.model import DecisionMemory, memory_to_dict
 
-STATE_VERSION = 1
+STATE_VERSION: Literal[1] = 1
 
 
 class MemoryFile(BaseModel):

@@ -341,6 +341,7 @@ class WatchedSource:
 
     def _staleness(self, now: float) -> None:
         since = self._last_ok if self._last_ok is not None else self._first
+        assert since is not None, "sample() sets _first before any staleness is recorded"
         self.telemetry.record_staleness(self.name, max(0.0, now - since))
 
     def sample(self) -> Any:
