@@ -8,7 +8,7 @@ BIN     = $(VENV)/bin
 # cassandra-driver: pure Python (no C extensions to compile on CI's 2 cores; docs/cassandra.md)
 export CASS_DRIVER_NO_EXTENSIONS := 1
 
-.PHONY: run test venv system-deps bench evaluate clean demo-hbase chaos-hbase compare-hbase demo-cassandra calibrate-hbase measure-split-hbase
+.PHONY: run test lint venv system-deps bench evaluate clean demo-hbase chaos-hbase compare-hbase demo-cassandra calibrate-hbase measure-split-hbase
 
 # The core (what `make run` needs): numpy, scipy, pydantic, rich, matplotlib, … — no drivers,
 # no test tools; pip's own progress is shown (a first install takes about a minute).
@@ -32,7 +32,13 @@ system-deps:
 run: $(BIN)/.core
 	$(BIN)/metctl run
 
-test: venv system-deps
+# Before the tests: ruff (rules and why in pyproject.toml) on decision/, actuator/executor/ and
+# controller/, mypy (pyproject.toml's [tool.mypy]) on controller/. Seconds; main stays clean.
+lint: venv
+	$(BIN)/ruff check decision actuator/executor controller
+	$(BIN)/mypy
+
+test: venv system-deps lint
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 bench: venv
