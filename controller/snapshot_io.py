@@ -55,6 +55,10 @@ class NodeMetricsModel(BaseModel):
     rpc_latency_ms: Annotated[float, Field(ge=0.0)] | None = Field(
         None, description="Mean time a request spends in the server (RPC queue + processing), "
         "ms (HBase /jmx TotalCallTime_mean). Optional: absent or null when not measured.")
+    rpc_queue_length: Annotated[float, Field(ge=0.0)] | None = Field(
+        None, description="Calls waiting in the server's RPC call queues (HBase /jmx "
+        "numCallsInGeneralQueue + numCallsInReadQueue + numCallsInWriteQueue + "
+        "numCallsInScanQueue, smoothed). Optional: absent or null when not measured.")
 
 
 class NodeModel(BaseModel):
@@ -138,7 +142,8 @@ def _snapshot(model: SnapshotModel, partitions: tuple[Partition, ...]) -> Cluste
             Node(id=n.id, profile=n.profile, state=n.state,
                  metrics=None if n.metrics is None else NodeMetrics(
                      cpu=n.metrics.cpu, io_wait=n.metrics.io_wait, memory=n.metrics.memory,
-                     rpc_latency_ms=n.metrics.rpc_latency_ms))
+                     rpc_latency_ms=n.metrics.rpc_latency_ms,
+                     rpc_queue_length=n.metrics.rpc_queue_length))
             for n in model.nodes),
         partitions=partitions,
         missing=tuple(model.missing),
@@ -271,7 +276,9 @@ def snapshot_to_dict(snapshot: ClusterSnapshot) -> dict[str, Any]:
                  "cpu": _number(n.metrics.cpu), "io_wait": _number(n.metrics.io_wait),
                  "memory": _number(n.metrics.memory),
                  **({} if n.metrics.rpc_latency_ms is None
-                    else {"rpc_latency_ms": _number(n.metrics.rpc_latency_ms)})}}
+                    else {"rpc_latency_ms": _number(n.metrics.rpc_latency_ms)}),
+                 **({} if n.metrics.rpc_queue_length is None
+                    else {"rpc_queue_length": _number(n.metrics.rpc_queue_length)})}}
             for n in snapshot.nodes],
         "partitions": [
             {"id": p.id, "table": p.table, "node": p.node, "reads": _number(p.reads),

@@ -64,6 +64,11 @@ class NodeMetrics:
     # Mean time a request spends in the data-store server (RPC queue + processing), ms, as the
     # server reports it (HBase /jmx `TotalCallTime_mean`); None when the source has none.
     rpc_latency_ms: float | None = None
+    # Calls waiting in the server's RPC call queues (HBase /jmx IPC numCallsInGeneralQueue +
+    # numCallsInReadQueue + numCallsInWriteQueue + numCallsInScanQueue), smoothed; None when
+    # the source has none. With rpc_latency_ms it says how much more is asked than served
+    # (decision/demand.py, Little's law).
+    rpc_queue_length: float | None = None
 
 
 @dataclass(frozen=True)

@@ -80,12 +80,15 @@ def _finite(x: float | None) -> bool:
 
 
 class _NodeTrack:
-    __slots__ = ("smoothers", "seen_at", "fresh", "reason", "profile", "latency", "latency_at")
+    __slots__ = ("smoothers", "seen_at", "fresh", "reason", "profile", "latency", "latency_at",
+                 "queue", "queue_at")
 
     def __init__(self, alpha: float):
         self.smoothers = {m: BrownSmoother(alpha) for m in NODE_METRICS}
         self.latency = BrownSmoother(alpha)  # rpc_latency_ms, smoothed like the rest
         self.latency_at: float | None = None  # poll time of its latest value
+        self.queue = BrownSmoother(alpha)  # rpc_queue_length, smoothed like the rest
+        self.queue_at: float | None = None
         self.seen_at: float | None = None  # poll time it was last reported (None: not yet)
         self.fresh = False  # its latest poll gave complete, fresh metrics
         self.reason = "no sample yet"
@@ -180,6 +183,10 @@ class Collector:
                 if server in self._nodes and _finite(ms) and ms >= 0:
                     self._nodes[server].latency.update(float(ms))
                     self._nodes[server].latency_at = now
+            for server, calls in s.server_queue_length.items():
+                if server in self._nodes and _finite(calls) and calls >= 0:
+                    self._nodes[server].queue.update(float(calls))
+                    self._nodes[server].queue_at = now
 
         seen = 0
         for s in samples:
@@ -328,9 +335,11 @@ class Collector:
             elif not too_old:
                 latency = (track.latency.value(s.smoothing_output, 0.0)
                            if track.latency_at == last else None)  # only a current one
+                queue = (track.queue.value(s.smoothing_output, 0.0)
+                         if track.queue_at == last else None)
                 metrics = NodeMetrics(**{
                     m: track.smoothers[m].value(s.smoothing_output, 0.0, 1.0)
-                    for m in NODE_METRICS}, rpc_latency_ms=latency)
+                    for m in NODE_METRICS}, rpc_latency_ms=latency, rpc_queue_length=queue)
             profile = track.profile if track.profile in PROFILES else "default"
             nodes.append(Node(id=node_id, profile=profile, state="active", metrics=metrics))
 

@@ -26,6 +26,12 @@ RPC latency: `Hadoop:service=HBase,name=RegionServer,sub=IPC` `TotalCallTime_mea
 spent queued plus processed, HBase's histogram; names checked on HBase 2.6.4, see
 tests/monitor/data/jmx-rs1-ipc.json), reported in `Sample.server_latency_ms`. Optional: a server
 without the bean or with a non-finite value simply has none (the regions still count).
+Call queue: the same bean's `numCallsInGeneralQueue` + `numCallsInReadQueue` +
+`numCallsInWriteQueue` + `numCallsInScanQueue` (calls waiting for a handler; the read/write/scan
+queues exist only when hbase.ipc.server.callqueue.read.ratio splits them, a missing one counts
+0; none of the four present: no figure), in `Sample.server_queue_length`. The queue is bounded
+(hbase.ipc.server.max.callqueue.length, 10 x handlers by default): beyond it HBase refuses calls
+(`exceptions.callQueueTooBig`), so on a server far past saturation it reads at most that.
 
 Process CPU (`hbase_process_cpu`): a third query, `java.lang:type=OperatingSystem`
 `ProcessCpuLoad` (the JVM's CPU use over the last interval as a fraction of all the machine's
@@ -163,6 +169,26 @@ def parse_call_time(ipc_bean: dict[str, Any] | None) -> float | None:
     return None if math.isnan(v) or v < 0 else v
 
 
+# The IPC bean's call queues of client requests (names checked on HBase 2.6.4, in
+# tests/monitor/data/jmx-rs1-ipc.json); priority, replication and bulk-load queues serve HBase
+# itself and are left out.
+CALL_QUEUES = ("numCallsInGeneralQueue", "numCallsInReadQueue", "numCallsInWriteQueue",
+               "numCallsInScanQueue")
+
+
+def parse_call_queue(ipc_bean: dict[str, Any] | None) -> float | None:
+    """Calls waiting in the IPC bean's client call queues, or None (none of them reported, or
+    one NaN or negative)."""
+    bean = ipc_bean or {}
+    present = [q for q in CALL_QUEUES if q in bean]
+    if not present:
+        return None
+    values = [_finite(bean[q]) for q in present]
+    if any(math.isnan(v) or v < 0 for v in values):
+        return None
+    return float(sum(values))
+
+
 def process_cpu_samples(cpu: dict[str, float | None], reasons: dict[str, str],
                         mode: str) -> list[HostSample]:
     """Process-scoped HostSamples for the servers whose own CPU is wanted: all (`always`) or
@@ -262,7 +288,7 @@ class HBaseJmxSource:
                            f"starts with {head!r})") from err
 
     def poll_server(self, url: str) -> tuple[str, list[PartitionSample]]:
-        server, parts, _cpu, _latency = self._poll_server(url)
+        server, parts, _cpu, _ipc = self._poll_server(url)
         return server, parts
 
     def _process_cpu(self, url: str) -> tuple[float | None, str]:
@@ -275,16 +301,18 @@ class HBaseJmxSource:
             return None, str(err)
         return cpu, "" if cpu is not None else f"hbase {url}: no usable {OS_BEAN} ProcessCpuLoad"
 
-    def _rpc_latency(self, url: str) -> float | None:
-        """The server's mean call time, or None; never raises (optional metric)."""
+    def _rpc_latency(self, url: str) -> tuple[float | None, float | None]:
+        """The server's mean call time and calls waiting in its call queues, each or both
+        None; never raises (optional metrics)."""
         try:
-            return parse_call_time(_bean(self._get(url, IPC_BEAN), IPC_BEAN, url))
+            bean = _bean(self._get(url, IPC_BEAN), IPC_BEAN, url)
         except JmxError as err:
             log.debug("%s", err)
-            return None
+            return None, None
+        return parse_call_time(bean), parse_call_queue(bean)
 
     def _poll_server(self, url: str) -> tuple[str, list[PartitionSample], tuple[float | None, str],
-                                              float | None]:
+                                              tuple[float | None, float | None]]:
         server, parts = self._poll_regions(url)
         return server, parts, self._process_cpu(url), self._rpc_latency(url)
 
@@ -320,9 +348,10 @@ class HBaseJmxSource:
         cpu: dict[str, float | None] = {}
         cpu_reasons: dict[str, str] = {}
         latency: dict[str, float] = {}
+        queue: dict[str, float] = {}
         for url, future in futures:
             try:
-                server, parts, (cpu_value, cpu_reason), call_ms = future.result()
+                server, parts, (cpu_value, cpu_reason), (call_ms, waiting) = future.result()
             except JmxError as err:
                 log.warning("%s", err)
                 errors.append(str(err))
@@ -338,6 +367,8 @@ class HBaseJmxSource:
             cpu[server], cpu_reasons[server] = cpu_value, cpu_reason
             if call_ms is not None:
                 latency[server] = call_ms
+            if waiting is not None:
+                queue[server] = waiting
             no_ops = sum(1 for p in parts if math.isnan(p.reads) or math.isnan(p.scans)
                          or math.isnan(p.writes))
             if no_ops:
@@ -350,7 +381,8 @@ class HBaseJmxSource:
             errors.append("hbase: no /jmx URL configured")
         hosts = process_cpu_samples(cpu, cpu_reasons, self.settings.hbase_process_cpu)
         return Sample(taken_at=taken_at, partitions=tuple(partitions), servers=tuple(servers),
-                      hosts=tuple(hosts), errors=tuple(errors), server_latency_ms=latency)
+                      hosts=tuple(hosts), errors=tuple(errors), server_latency_ms=latency,
+                      server_queue_length=queue)
 
     def _with_admin_metrics(self, partitions: list[PartitionSample],
                             errors: list[str]) -> list[PartitionSample]:

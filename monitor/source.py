@@ -51,6 +51,9 @@ class Sample:
     # Data-store server id -> mean time a request spent in it (RPC queue + processing), ms, as
     # the server reports it. Optional: a node without one has rpc_latency_ms None.
     server_latency_ms: dict[str, float] = field(default_factory=dict)
+    # Data-store server id -> calls waiting in its RPC call queues, as the server reports it.
+    # Optional: a node without one has rpc_queue_length None.
+    server_queue_length: dict[str, float] = field(default_factory=dict)
 
 
 @runtime_checkable

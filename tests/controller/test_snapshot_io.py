@@ -57,17 +57,18 @@ def test_the_contract_example_reads_into_the_model():
     assert snap.partitions[1].locality == 1.0  # default: all local
 
 
-def test_rpc_latency_is_optional_and_round_trips(tmp_path):
+@pytest.mark.parametrize("field, value", [("rpc_latency_ms", 37), ("rpc_queue_length", 120)])
+def test_server_figures_are_optional_and_round_trip(tmp_path, field, value):
     data = good()
-    assert snapshot_from_data(data, "s.yaml").nodes[0].metrics.rpc_latency_ms is None  # old form
-    data["nodes"][0]["metrics"]["rpc_latency_ms"] = 37  # an integer count of ms is a number
+    assert getattr(snapshot_from_data(data, "s.yaml").nodes[0].metrics, field) is None  # old form
+    data["nodes"][0]["metrics"][field] = value  # an integer count is a number
     snap = snapshot_from_data(data, "s.yaml")
-    assert snap.nodes[0].metrics.rpc_latency_ms == 37.0
+    assert getattr(snap.nodes[0].metrics, field) == float(value)
     path = tmp_path / "s.json"
     write_snapshot(snap, path)
     assert read_snapshot(path) == snap
-    data["nodes"][0]["metrics"]["rpc_latency_ms"] = -1
-    with pytest.raises(BadInput, match=r"nodes\[0\]\.metrics\.rpc_latency_ms"):
+    data["nodes"][0]["metrics"][field] = -1
+    with pytest.raises(BadInput, match=rf"nodes\[0\]\.metrics\.{field}"):
         snapshot_from_data(data, "s.yaml")
 
 

@@ -376,3 +376,24 @@ def test_server_latency_is_smoothed_onto_the_node_and_optional():
     assert by_id["rs3,16020"].rpc_latency_ms is None
     c.poll(60.0)  # the source stopped reporting it: not carried over from an older poll
     assert {n.id: n.metrics.rpc_latency_ms for n in c.snapshot(60.0).nodes}["rs1,16020"] is None
+
+
+def test_server_queue_length_is_smoothed_onto_the_node_and_optional():
+    """A server's calls waiting become its node's rpc_queue_length (smoothed); none, or a
+    non-finite or negative figure, is None; a figure not in the latest poll is not carried."""
+    servers = ("rs1,16020", "rs2,16020")
+    src = Scripted(
+        Sample(taken_at=0.0, hosts=(host("rs1"), host("rs2")), servers=servers,
+               server_queue_length={"rs1,16020": 100.0, "rs2,16020": math.inf}),
+        Sample(taken_at=30.0, hosts=(host("rs1"), host("rs2")), servers=servers,
+               server_queue_length={"rs1,16020": 300.0}),
+        Sample(taken_at=60.0, hosts=(host("rs1"), host("rs2")), servers=servers),
+    )
+    c = Collector([src], S)
+    c.poll(0.0)
+    c.poll(30.0)
+    by_id = {n.id: n.metrics for n in c.snapshot(30.0).nodes}
+    assert 100.0 < by_id["rs1,16020"].rpc_queue_length <= 300.0
+    assert by_id["rs2,16020"].rpc_queue_length is None
+    c.poll(60.0)
+    assert {n.id: n.metrics.rpc_queue_length for n in c.snapshot(60.0).nodes}["rs1,16020"] is None

@@ -383,10 +383,42 @@ def test_call_time_of_the_ipc_bean_is_the_servers_latency(jmx_server, mean, expe
     assert sample.server_latency_ms.get(server) == expected
 
 
+@pytest.mark.parametrize("queues, expected", [
+    ({}, 0.0),  # the recorded bean: every queue empty
+    ({"numCallsInGeneralQueue": 120}, 120.0),
+    ({"numCallsInGeneralQueue": 40, "numCallsInReadQueue": 25, "numCallsInScanQueue": 5}, 70.0),
+    ({"numCallsInGeneralQueue": math.nan}, None), ({"numCallsInWriteQueue": -3}, None),
+    (None, None),  # none of the client queues reported
+])
+def test_calls_waiting_in_the_client_call_queues_are_the_servers_queue(jmx_server, queues, expected):
+    """The recorded HBase 2.6.4 IPC bean's client call queues (general, read, write, scan;
+    not priority or replication) summed are the server's rpc queue length; a non-finite or
+    negative one, or none at all, leaves the server without one and the regions count."""
+    a = serve(jmx_server, "rs1")
+    ipc = copy.deepcopy(IPC)
+    assert all(q in ipc for q in hbase_jmx_queues())
+    if queues is None:
+        for q in hbase_jmx_queues():
+            del ipc[q]
+    else:
+        ipc.update(queues)
+    a.answers[IPC_BEAN] = ipc
+    sample = HBaseJmxSource(settings(a.url)).sample()
+    server = ",".join(server_bean("rs1")["tag.serverName"].split(",")[:2])
+    assert sample.errors == () and sample.partitions
+    assert sample.server_queue_length.get(server) == expected
+
+
+def hbase_jmx_queues():
+    from monitor.hbase_jmx import CALL_QUEUES
+    return CALL_QUEUES
+
+
 def test_no_ipc_bean_means_no_latency_and_no_error(jmx_server):
     a = serve(jmx_server, "rs1")
     sample = HBaseJmxSource(settings(a.url)).sample()
     assert sample.errors == () and sample.server_latency_ms == {} and sample.partitions
+    assert sample.server_queue_length == {}
 
 
 def test_a_server_whose_answer_does_not_name_it_is_left_out_not_given_a_made_up_id(jmx_server):
