@@ -23,7 +23,7 @@ from common.errors import BadInput
 from common.models import field_error, parse_file, parse_model  # noqa: F401  (re-exported)
 from controller.control import ControlSettings
 from controller.ha import HASettings
-from controller.layers import Conflict, PolicySettings, migrate, warn
+from controller.layers import Conflict, PolicySettings, migrate, state_files_written, state_paths, warn
 from controller.loop_settings import LoopSettings
 from controller.telemetry import TelemetrySettings
 from decision.policy import PolicyConfig
@@ -37,6 +37,13 @@ class _Sections(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     cluster: str = Field("demo", description="Cluster name; tags every node metctl launches.")
+    state_dir: str = Field(
+        "metctl-state", min_length=1, description="Directory of metctl's state: the journal "
+        "(journal.sqlite), the decision memory (memory.json), the operators' controls "
+        "(control.json) and the API token (api-token), the local driver's nodes (local-nodes/), "
+        "the last decision and kept snapshots. A relative path is taken from the directory "
+        "metctl runs in. `loop.memory_path: null` keeps the decision memory in RAM (a "
+        "simulated cluster starts fresh).")
     monitor: MonitorSettings = MonitorSettings()
     loop: LoopSettings = LoopSettings()
     infrastructure: InfrastructureSettings = InfrastructureSettings()
@@ -75,7 +82,7 @@ class ConfigFile(_Sections):
 
     policy: PolicySettings = PolicySettings()
 
-    def resolve(self) -> dict[str, Any]:
+    def resolve(self, written: dict[str, Any] | None = None) -> dict[str, Any]:
         """The runtime config (MetctlConfig) as data: level-1 keys and `datastore.move_mb_s`
         fed into every internal field that said the same thing (controller.layers.FED)."""
         data = self.model_dump(exclude={"policy"})
@@ -85,6 +92,12 @@ class ConfigFile(_Sections):
         data["loop"].update(self.policy.loop_internals())
         data["executor"]["move_mb_s"] = self.datastore.move_mb_s
         data["simulator"]["actions"]["sender_mb_s"] = self.datastore.move_mb_s
+        for key, path in state_paths(self.state_dir, written or {}).items():
+            *sections, name = key.split(".")
+            node = data
+            for section in sections:
+                node = node[section]
+            node[name] = path
         return data
 
 
@@ -134,7 +147,7 @@ def config_from(data: Any, file: str, document: Document | None = None) -> Metct
     warn(file, notes)
     # The cross-field checks of the runtime settings (the policy's thresholds, Cassandra's
     # placement) name the runtime field; the file's own keys were checked above.
-    return parse_model(MetctlConfig, written.resolve(), file)
+    return parse_model(MetctlConfig, written.resolve(state_files_written(data)), file)
 
 
 __all__ = ["MetctlConfig", "ConfigFile", "config_from", "Document", "load_document", "parse_model", "parse_file",

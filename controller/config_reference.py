@@ -23,7 +23,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from controller.config import ConfigFile
-from controller.layers import ADVANCED_FIELDS, DEPRECATED, FED, level_of
+from controller.layers import ADVANCED_FIELDS, DEPRECATED, FED, STATE_FILES, level_of
 from decision.policy import PolicyConfig
 
 OUTPUT = Path(__file__).resolve().parents[1] / "docs" / "config-reference.md"
@@ -178,7 +178,10 @@ def render(model: type[BaseModel] = ConfigFile) -> str:
     out += ["## Keys that moved\n", "They work until the next release; each use warns once, "
             "naming the new key.\n", "| old key | new key |", "| --- | --- |",
             "| `policy.paper_faithful: true` | `policy.preset: met-paper` |",
-            "| `policy.latency_gate: false` | `policy.slo.latency_ms: off` |",
+            "| `policy.latency_gate: false` | `policy.slo.latency_ms: 'off'` |",
+            *(f"| `{key}` | `state_dir` (the file is `<state_dir>/{name}`) |"
+              for key, name in STATE_FILES.items() if key != "loop.memory_path"),
+            "| `loop.memory_path` (a path) | `state_dir` (`null` stays: memory in RAM) |",
             *(f"| `{m.old}` | `{m.new}` |" for m in DEPRECATED), ""]
     return "\n".join(out).rstrip() + "\n"
 

@@ -259,7 +259,42 @@ FED: dict[str, str] = {
     "loop.cooldown_after_scale_out_s": "policy.scale_out.cooldown_s",
     "executor.move_mb_s": "datastore.move_mb_s",
     "simulator.actions.sender_mb_s": "datastore.move_mb_s",
+    **{key: "state_dir" for key in ("executor.journal_path", "control.token_file",
+                                    "control.state_path", "infrastructure.local.state_dir")},
 }
+
+
+# The files metctl keeps, each in `state_dir` under its own name; the old keys that named each
+# path still work (a warning) and then win over state_dir.
+STATE_FILES: dict[str, str] = {
+    "executor.journal_path": "journal.sqlite",
+    "loop.memory_path": "memory.json",
+    "control.token_file": "api-token",
+    "control.state_path": "control.json",
+    "infrastructure.local.state_dir": "local-nodes",
+}
+
+
+def state_paths(state_dir: str, written: dict[str, Any]) -> dict[str, Any]:
+    """Each state file's path: in `state_dir`, unless the document names the file itself
+    (`written`: the old keys it sets)."""
+    paths = {key: written[key] if key in written else f"{state_dir.rstrip('/')}/{name}"
+             for key, name in STATE_FILES.items()}
+    if "control.state_path" not in written:
+        # None: control.json beside the memory (or the journal), controller.control_store's rule,
+        # which is state_dir/control.json when those are in state_dir too
+        paths["control.state_path"] = None
+    return paths
+
+
+def state_files_written(data: Any) -> dict[str, Any]:
+    """The state-file keys a document sets itself (old keys, honoured for one release)."""
+    out = {}
+    for key in STATE_FILES:
+        found, value = _get(data, key) if isinstance(data, dict) else (False, None)
+        if found:
+            out[key] = value
+    return out
 
 
 def level_of(path: str) -> int:
@@ -358,6 +393,10 @@ def migrate(data: Any) -> tuple[Any, list[str]]:
             policy["name"] = "met-paper"
         notes.append("policy.paper_faithful is deprecated: write policy.preset: "
                      f"{'met-paper' if faithful is True else 'met'}")
+    for key, name in STATE_FILES.items():
+        found, value = _get(data, key)
+        if found and not (key == "loop.memory_path" and value is None):
+            notes.append(f"{key} is deprecated: set state_dir (this file is <state_dir>/{name})")
     if isinstance(policy, dict) and "latency_gate" in policy:
         gate = policy.pop("latency_gate")
         notes.append("policy.latency_gate is deprecated: write policy.slo.latency_ms: off "

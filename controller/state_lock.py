@@ -49,9 +49,8 @@ def one_daemon(config: Any, *, live: bool) -> Iterator[None]:
             except Held as err:
                 who = f"metctl PID {err.pid}" if err.pid is not None else "another metctl"
                 raise BadInput(str(d), "", f"a state directory no other metctl daemon uses "
-                               f"({who} holds {err.path}); stop it, or give this one state of "
-                               "its own (loop.memory_path, control.state_path, "
-                               "executor.journal_path)") from None
+                               f"({who} holds {err.path}); stop it, or give this one a "
+                               "state_dir of its own") from None
             except OSError as err:
                 raise BadInput(str(d), "", f"a state directory metctl can lock "
                                f"({err.strerror or type(err).__name__})") from None

@@ -29,7 +29,7 @@ def daemon(tmp_path_factory):
 
 
 def cli(d: MetctlDaemon, *args: str) -> int:
-    return main([*args, "--api", d.base, "--token-file", str(d.state / "token")])
+    return main([*args, "--api", d.base, "--token-file", str(d.state / "api-token")])
 
 
 def test_status_shows_the_live_daemon(daemon):
@@ -44,7 +44,7 @@ def test_status_shows_the_live_daemon(daemon):
     assert {v["verdict"] for v in first["verdicts"]} <= {"overloaded", "underloaded", "healthy",
                                                          "unknown"}
     # the token file was created owner-only
-    assert (daemon.state / "token").stat().st_mode & 0o777 == 0o600
+    assert (daemon.state / "api-token").stat().st_mode & 0o777 == 0o600
 
 
 def test_changes_need_the_token_reads_do_not(daemon):

@@ -20,6 +20,7 @@ from controller.config import (
     parse_file,
     parse_model,
 )
+from controller.control_store import default_state_path
 from controller.errors import BadInput
 from controller.layers import DEPRECATED
 
@@ -340,3 +341,23 @@ def _nested(path: str, value: object) -> dict:
     for key in reversed(path.split(".")):
         doc = {key: doc}
     return doc  # type: ignore[return-value]
+
+
+def test_state_dir_holds_every_state_file_and_an_old_path_still_wins(tmp_path):
+    c = load_config(write(tmp_path, "c.yaml", f"state_dir: {tmp_path}/state\n"))
+    assert (c.executor.journal_path, c.loop.memory_path, c.control.token_file,
+            str(default_state_path(c)), c.infrastructure.local.state_dir) == (
+        f"{tmp_path}/state/journal.sqlite", f"{tmp_path}/state/memory.json",
+        f"{tmp_path}/state/api-token", f"{tmp_path}/state/control.json",
+        f"{tmp_path}/state/local-nodes")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        old = load_config(write(tmp_path, "o.yaml", f"executor:\n  journal_path: {tmp_path}/j.sqlite\n"))
+    assert old.executor.journal_path == f"{tmp_path}/j.sqlite"
+    assert [str(w.message).split(": ", 1)[1] for w in seen] == [
+        "executor.journal_path is deprecated: set state_dir (this file is "
+        "<state_dir>/journal.sqlite) (the old key works until the next release)"]
+    # memory in RAM stays a setting of its own: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecatedKey)
+        assert load_config(write(tmp_path, "m.yaml", "loop:\n  memory_path: null\n")).loop.memory_path is None

@@ -20,9 +20,9 @@ pytestmark = pytest.mark.integration
 def test_api_on_the_live_hbase_daemon(tmp_path, hbase_cluster, local_hbase_module, hbase_gateway):
     balancer_before = bool(hbase_gateway.admin.isBalancerEnabled())
     doc = live_config(tmp_path, hbase_cluster, local_hbase_module)
-    doc["policy"] = {"name": "met"}
-    doc["control"] = {"api_address": "127.0.0.1:0", "token_file": str(tmp_path / "live-state" / "token"),
-                      "mode": "observe"}
+    doc["policy"] = {"preset": "met"}
+    doc["state_dir"] = str(tmp_path / "live-state")  # MetctlDaemon's state, where its token is
+    doc["control"] = {"api_address": "127.0.0.1:0", "mode": "observe"}
     d = MetctlDaemon(tmp_path, "live", config_text=yaml.safe_dump(doc))
     try:
         s = d.status()
@@ -31,7 +31,7 @@ def test_api_on_the_live_hbase_daemon(tmp_path, hbase_cluster, local_hbase_modul
         # that says why (no Ganglia here: node metrics may be missing)
         last = poll(lambda: d.status()["last_decision"], 120, "a first round")["hold"] or {}
         assert last.get("cause") in (None, "observe", "stale_metrics", "no_change"), last
-        token = ["--api", d.base, "--token-file", str(d.state / "token")]
+        token = ["--api", d.base, "--token-file", str(d.state / "api-token")]
         assert main(["pause", "--for", "10m", "--reason", "live test", *token]) == 0
         s = d.status()
         assert s["paused"] and s["pause"]["reason"] == "live test"

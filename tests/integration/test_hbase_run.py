@@ -16,17 +16,16 @@ def live_config(tmp_path, cluster, local_hbase_module) -> dict:
     urls = [p.info_url for p in cluster.region_servers() if cluster.running(p.name)]
     return {
         "cluster": "it-run",
+        "state_dir": str(tmp_path),  # journal, memory, controls, token, local-nodes/
         # static never acts: one round must not reshape the cluster the other tests share
-        "policy": {"name": "static"},
+        "policy": {"preset": "static"},
         "monitor": {"hbase_jmx_urls": urls, "hbase_jmx_timeout_s": 5},
-        "loop": {"sample_interval_s": 1, "decision_interval_samples": 2, "executor_tick_s": 1,
-                 "memory_path": str(tmp_path / "memory.json")},
-        "infrastructure": {"driver": "local", "local": {"state_dir": str(tmp_path / "nodes")}},
+        "loop": {"sample_interval_s": 1, "decision_interval_samples": 2, "executor_tick_s": 1},
+        "infrastructure": {"driver": "local"},
         "datastore": {"driver": "hbase", "hbase": {
             "zookeeper_quorum": f"localhost:{cluster.zk_port}",
             "client_jars_dir": str(local_hbase_module.home_for(cluster.version) / "lib"),
             "host_format": "{host}:{port}", "rpc_timeout_s": 30}},
-        "executor": {"journal_path": str(tmp_path / "journal.sqlite")},
         "telemetry": {"prometheus_enabled": False},
     }
 
