@@ -150,12 +150,15 @@ class Node:
     pid: int | None = None
 
 
-# Each process's slice of the machine, as the local HBase's (deploy/local_hbase/cluster.py):
-# a node is a quarter of a core, the YCSB / load clients are uncapped and weigh twice a node.
+# Each process's slice of the machine, as the local HBase's (deploy/local_hbase/cluster.py,
+# which says why these sizes): a node is a fixed share of a core, the YCSB clients are capped
+# at one core and weigh twice a node, the cluster weighs the most the kernel allows. A
+# Cassandra node gets 0.3 core: a QUORUM write touches two replicas and a node's JVM does more
+# in the background (gossip, compaction, hints) than a RegionServer's.
 DEFAULT_SLICES = {
-    "node": Slice(cpu_cores=0.25, cpu_shares=1024),
-    "ycsb": Slice(cpu_shares=2048),
-    "cluster": Slice(cpu_shares=16384),
+    "node": Slice(cpu_cores=0.3, cpu_shares=1024),
+    "ycsb": Slice(cpu_cores=1.0, cpu_shares=2048),
+    "cluster": Slice(cpu_shares=262_144),
 }
 
 

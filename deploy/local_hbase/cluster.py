@@ -69,18 +69,24 @@ MASTER_AM_BEAN = "Hadoop:service=HBase,name=Master,sub=AssignmentManager"
 HOST = "localhost"  # the name every server registers under: ids read "localhost,PORT"
 PROFILE_KEY = "metctl.profile"  # the property naming a RegionServer's metctl profile
 
-# Each process's slice of this 2-core machine (docs/local-hbase.md, "A node is a slice"): a
-# RegionServer is a fixed share of one core, so n RegionServers have n times one's CPU; the
-# master and ZooKeeper are capped so they cannot take a node's share; the YCSB clients are not
-# capped (the client must never be what limits a measurement) but weigh twice a node when the
-# machine is short. The cluster as a whole weighs 16 busy tasks, so other work on this shared
-# machine takes little from a measurement while the nodes' caps keep it from taking all.
+# Each process's slice of this 2-core machine (docs/local-hbase.md, "A node is a slice of the
+# machine"): a RegionServer is a fixed share of one core, so n RegionServers have n times one's
+# CPU. The share is 0.15 core, not the quarter first planned: a YCSB client spends ~0.7 core-s
+# of its own per core-s a RegionServer serves (measured: 0.178 core beside one saturated
+# 0.248-core RegionServer), so six saturated RegionServers and their client need
+# 6 x 0.15 x 1.7 = 1.55 of the 2 cores, where six quarter-cores would need 2.6 and the curve
+# would flatten on the machine, not on the nodes. The master and ZooKeeper are capped so they
+# cannot take a node's share; the YCSB clients are capped at one core (never reached at six
+# RegionServers) and weigh twice a node. The cluster as a whole weighs the most the kernel
+# allows (cpu.shares 262144, 256 busy tasks): other work on this shared machine (other
+# builds at nice 0) takes little from a measurement, while the caps bound what the cluster can
+# take from it.
 DEFAULT_SLICES = {
-    "rs": Slice(cpu_cores=0.25, cpu_shares=1024),
+    "rs": Slice(cpu_cores=0.15, cpu_shares=1024),
     "master": Slice(cpu_cores=0.5, cpu_shares=1024),
     "zk": Slice(cpu_cores=0.25, cpu_shares=1024),
-    "ycsb": Slice(cpu_shares=2048),
-    "cluster": Slice(cpu_shares=16384),
+    "ycsb": Slice(cpu_cores=1.0, cpu_shares=2048),
+    "cluster": Slice(cpu_shares=262_144),
 }
 
 LOG4J = """\

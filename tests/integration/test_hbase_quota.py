@@ -1,6 +1,6 @@
 """A quota'd local HBase (its own cluster, not the session's, which runs without quotas for
 speed): every process runs in its own control group with its kind's cap (a RegionServer a
-quarter of a core), a YCSB client in the clients' group, a stopped RegionServer's group is
+0.15 core), a YCSB client in the clients' group, a stopped RegionServer's group is
 gone, and the cluster's stop leaves none behind."""
 from __future__ import annotations
 
@@ -22,10 +22,10 @@ def test_every_process_runs_in_its_slice_and_leaves_no_group(tmp_path):
         for p in c.procs().values():
             assert group_of(p.pid) == f"{base}/{p.name}", p.name
             assert c.groups.cpu_cores(p.name) == pytest.approx(local_hbase.DEFAULT_SLICES[p.kind].cpu_cores)
-        assert c.groups.cpu_cores("rs1") == pytest.approx(0.25)
+        assert c.groups.cpu_cores("rs1") == pytest.approx(0.15)
         proc, t0 = ycsb.start(c, "C", "run", records=10, threads=1, seconds=2)
         try:
-            assert group_of(proc.pid) == f"{base}/ycsb" and c.groups.cpu_cores("ycsb") is None
+            assert group_of(proc.pid) == f"{base}/ycsb" and c.groups.cpu_cores("ycsb") == pytest.approx(1.0)
         finally:
             ycsb.stop(proc, t0, "C")
         c.stop_rs("rs2")
