@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -32,3 +33,22 @@ class StateFile:
             tmp = self.path.with_suffix(".tmp")
             tmp.write_text(json.dumps(state, indent=2))
             tmp.replace(self.path)
+
+
+@contextlib.contextmanager
+def held(lock_path: str | None, held_s: list[float] | None = None) -> Iterator[None]:
+    """The machine-wide lock around one run of a long bench (`flock` on `lock_path`; nothing
+    when None), so other clusters run between runs instead of waiting for the whole bench.
+    The seconds held are appended to `held_s`."""
+    if not lock_path:
+        yield
+        return
+    with open(lock_path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        t0 = time.monotonic()
+        try:
+            yield
+        finally:
+            if held_s is not None:
+                held_s.append(time.monotonic() - t0)
+            fcntl.flock(lock, fcntl.LOCK_UN)

@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""`make scale-hbase`: does a quota'd local RegionServer add capacity? YCSB at saturation against
+static local HBase clusters of 1, 2, 3, 4 and 6 RegionServers, each RegionServer a fixed slice
+of the machine (deploy/localproc/cgroups.py; a quarter of a core by default), the same records
+and mix for every size, several repetitions each.
+
+One run: a fresh quota'd cluster of n RegionServers; one YCSB table of --records rows in
+--regions regions (24: an equal share on 1, 2, 3, 4 and 6 servers), spread round-robin so every
+server holds the same number; a warm-up run (JIT, block cache), then a measured closed-loop run
+with enough threads to keep every server busy (--threads-per-rs per server, plus a base).
+Throughput is YCSB's operations per second in the measured window (its first seconds, the
+client JVM's start, skipped); p99 is the larger of YCSB's per-operation 99th percentiles (READ,
+UPDATE) over the measured run. Also kept per run: each process's CPU in the window (the
+RegionServers', the master's, ZooKeeper's, the client's), how often the RegionServers' quota
+throttled them, what their /jmx ProcessCpuLoad read (what the monitor sees), the machine's
+load average. Sizes are interleaved within a repetition (1, 2, 3, 4, 6, then again), so a busy
+spell on this shared machine does not fall on one size only.
+
+    .venv/bin/python bench/scale_hbase.py [--sizes 1,2,3,4,6] [--repetitions 3] [--records 24000]
+        [--measure-s 60] [--slices FILE] [--out out/scale-hbase]
+
+Writes OUT/report.json: {"sizes": {"1": {"ops_per_s": [...], "p99_ms": [...], ...}, ...},
+"ratio": {"4": ops(4) / ops(1), ...}, "runs": [...]} and prints the curve.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from deploy.local_hbase import cluster as CLUSTER  # noqa: E402
+from deploy.local_hbase import ycsb as YCSB  # noqa: E402
+from deploy.localproc.cgroups import add_quota_arguments, quota_options  # noqa: E402
+from deploy.localproc.state import held  # noqa: E402
+
+WORKLOAD = "A"  # 50 % reads, 50 % updates: MET §3.1's tenant A
+UNIFORM = {"requestdistribution": "uniform"}  # every region equally busy: capacity, not skew
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def log(msg: str) -> None:
+    print(f"[scale {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def cpu_s(pid: int | None) -> float:
+    """Process CPU seconds (user + system) so far; 0 for a process that is gone."""
+    if not pid:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def spread_evenly(driver: Any, table: str, timeout_s: float = 180) -> dict[str, int]:
+    """Regions of `table` round-robin over the live RegionServers (equal counts); returns the
+    count per server once HBase has them there."""
+    servers = sorted(s.id for s in driver.servers())
+    parts = sorted((p for p in driver.partitions() if p.table == table), key=lambda p: p.id)
+    want = {p.id: servers[i % len(servers)] for i, p in enumerate(parts)}
+    for pid, target in want.items():
+        driver.move_partition(pid, target)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        now = {p.id: p.server for p in driver.partitions() if p.table == table}
+        if all(now.get(pid) == target for pid, target in want.items()):
+            break
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"regions of {table} not spread within {timeout_s:.0f} s")
+        time.sleep(0.5)
+    return {s: sum(1 for t in want.values() if t == s) for s in servers}
+
+
+def process_cpu_load(info_url: str) -> float | None:
+    """What the monitor reads as a RegionServer's CPU: its JVM's ProcessCpuLoad (/jmx)."""
+    bean = CLUSTER.get_jmx(info_url, "java.lang:type=OperatingSystem")
+    v = (bean or {}).get("ProcessCpuLoad")
+    return float(v) if isinstance(v, (int, float)) and v >= 0 else None
+
+
+def p99_ms(result: Any) -> float | None:
+    p99s = [lat["p99"] for op, lat in result.latency_us.items() if "p99" in lat and op != "CLEANUP"]
+    return round(max(p99s) / 1000, 2) if p99s else None
+
+
+def one_run(n: int, rep: int, a: argparse.Namespace) -> dict[str, Any]:
+    from actuator.hbase import HBaseDriver
+    from actuator.hbase_gateway import HBaseGateway
+
+    work = Path(a.out).resolve() / f"rs{n}-rep{rep}"
+    cluster = CLUSTER.LocalHBase(work / "hbase", rs_heap_mb=a.rs_heap_mb, **quota_options(a))
+    cluster.stop()  # an earlier run's, if it was killed
+    rec: dict[str, Any] = {"size": n, "repetition": rep}
+    t_setup = time.monotonic()
+    try:
+        cluster.start(rs=n, timeout_s=600)
+        gw = HBaseGateway(CLUSTER.home_for(cluster.version) / "lib", cluster.client_settings(),
+                          log_file=work / "gateway.log")
+        gw.open()
+        driver = HBaseDriver(gw)
+        try:
+            YCSB.create_tables(gw, a.records, [WORKLOAD], {WORKLOAD: a.regions})
+            rec["regions_per_server"] = sorted(spread_evenly(driver, YCSB.table_of(WORKLOAD)).values())
+            loaded = YCSB.run_many(cluster, "load", [WORKLOAD], records=a.records, threads=8)[WORKLOAD]
+            rec["load_ok"] = loaded.success_fraction
+            gw.admin.flush(gw.jvm.org.apache.hadoop.hbase.TableName.valueOf(YCSB.table_of(WORKLOAD)))
+        finally:
+            driver.close()
+        rec["setup_s"] = round(time.monotonic() - t_setup, 1)
+        threads = a.threads_base + a.threads_per_rs * n
+        kw = dict(records=a.records, threads=threads, extra=UNIFORM)
+        YCSB.finish(*YCSB.start(cluster, WORKLOAD, "run", seconds=a.warmup_s, **kw), WORKLOAD, "run")
+        rs = [p for p in cluster.region_servers() if cluster.running(p.name)]
+        procs = cluster.procs()
+        throttled_before = {p.name: cluster.groups.throttling(p.name) for p in rs} if cluster.quota_on else {}
+        proc, t0 = YCSB.start(cluster, WORKLOAD, "run", seconds=a.skip_s + a.measure_s, **kw)
+        while time.monotonic() - t0 < a.skip_s and proc.poll() is None:
+            time.sleep(0.2)
+        at_a = time.monotonic() - t0
+        pids = {name: p.pid for name, p in procs.items()}
+        before = {name: cpu_s(pid) for name, pid in pids.items()} | {"ycsb": cpu_s(proc.pid)}
+        load_a = os.getloadavg()[0]
+        mid = t0 + a.skip_s + a.measure_s / 2
+        while time.monotonic() < mid and proc.poll() is None:
+            time.sleep(0.2)
+        rec["process_cpu_load"] = {p.name: process_cpu_load(p.info_url) for p in rs}
+        while time.monotonic() - t0 < a.skip_s + a.measure_s - 1 and proc.poll() is None:
+            time.sleep(0.2)
+        at_b = time.monotonic() - t0
+        after = {name: cpu_s(pid) for name, pid in pids.items()} | {"ycsb": cpu_s(proc.pid)}
+        result = YCSB.finish(proc, t0, WORKLOAD, "run")
+        window = at_b - at_a
+        ops = sum(rate for s, rate in result.timeline if at_a < s <= at_b)
+        rec.update(
+            threads=threads, window_s=round(window, 1), ops_per_s=round(ops / window, 1),
+            p99_ms=p99_ms(result), failed=result.failed, ok_fraction=round(result.success_fraction, 5),
+            latency_ms={op: {k: round(v / 1000, 2) for k, v in lat.items()} for op, lat in result.latency_us.items()},
+            cpu_cores={name: round((after[name] - before[name]) / window, 3) for name in after},
+            load_avg_1min=[round(load_a, 2), round(os.getloadavg()[0], 2)],
+            slices={k: v.to_dict() for k, v in cluster.slices().items()})
+        if cluster.quota_on:
+            rec["throttled_periods"] = {
+                p.name: cluster.groups.throttling(p.name).get("throttled", 0)
+                - throttled_before[p.name].get("throttled", 0) for p in rs}
+        log(f"{n} RS rep {rep}: {rec['ops_per_s']:.0f} ops/s, p99 {rec['p99_ms']} ms, "
+            f"RS cores {[rec['cpu_cores'][p.name] for p in rs]}, client {rec['cpu_cores']['ycsb']}, "
+            f"load {rec['load_avg_1min']}")
+    except Exception as e:  # noqa: BLE001 - one failed run is reported, the others still run
+        rec["error"] = f"{type(e).__name__}: {e}"
+        log(f"{n} RS rep {rep}: FAILED {rec['error']}")
+    finally:
+        cluster.stop()
+    return rec
+
+
+def summarise(runs: list[dict[str, Any]], sizes: list[int]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for n in sizes:
+        ok = [r for r in runs if r["size"] == n and "error" not in r]
+        out[str(n)] = {
+            "ops_per_s": [r["ops_per_s"] for r in ok], "p99_ms": [r["p99_ms"] for r in ok],
+            "failed": [r["failed"] for r in ok],
+            "rs_cores_mean": [round(statistics.mean(v for k, v in r["cpu_cores"].items() if k.startswith("rs")), 3)
+                              for r in ok],
+            "client_cores": [r["cpu_cores"]["ycsb"] for r in ok],
+            "errors": [r["error"] for r in runs if r["size"] == n and "error" in r],
+        }
+    return out
+
+
+def spread(xs: list[float]) -> str:
+    if not xs:
+        return "-"
+    return f"{statistics.median(xs):.0f} ({min(xs):.0f}-{max(xs):.0f})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="1,2,3,4,6")
+    ap.add_argument("--repetitions", type=int, default=3)
+    ap.add_argument("--records", type=int, default=24_000)
+    ap.add_argument("--regions", type=int, default=24)
+    ap.add_argument("--warmup-s", type=float, default=30)
+    ap.add_argument("--skip-s", type=float, default=10, help="first seconds of the measured run not counted")
+    ap.add_argument("--measure-s", type=float, default=60)
+    ap.add_argument("--threads-base", type=int, default=8)
+    ap.add_argument("--threads-per-rs", type=int, default=12)
+    ap.add_argument("--rs-heap-mb", type=int, default=384)
+    ap.add_argument("--out", default=str(ROOT / "out" / "scale-hbase"))
+    ap.add_argument("--lock", help="take this flock around each run (e.g. /work/hbase.lock), not the whole bench")
+    add_quota_arguments(ap)
+    a = ap.parse_args(argv)
+    try:
+        sizes = [int(x) for x in a.sizes.split(",") if x.strip()]
+        if not sizes or min(sizes) < 1:
+            raise ValueError
+    except ValueError:
+        print(f"scale-hbase: --sizes: expected positive whole numbers separated by commas, got {a.sizes!r}",
+              file=sys.stderr)
+        return 2
+    if a.repetitions < 1:
+        print(f"scale-hbase: --repetitions: expected at least 1, got {a.repetitions}", file=sys.stderr)
+        return 2
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    YCSB.build()
+    CLUSTER.fetch()
+    started = time.monotonic()
+    runs: list[dict[str, Any]] = []
+    report: dict[str, Any] = {"workload": WORKLOAD, "distribution": "uniform", "records": a.records,
+                              "regions": a.regions, "measure_s": a.measure_s, "cores": os.cpu_count(),
+                              "quota": not a.no_quota, "runs": runs}
+    held_s: list[float] = []
+    for rep in range(1, a.repetitions + 1):
+        for n in sizes:
+            with held(a.lock, held_s):
+                runs.append(one_run(n, rep, a))
+            report["lock_held_s"] = round(sum(held_s))
+            report["sizes"] = summarise(runs, sizes)
+            (out / "report.json").write_text(json.dumps(report, indent=2))
+    one = report["sizes"][str(sizes[0])]["ops_per_s"]
+    base = statistics.median(one) if one else None
+    report["ratio"] = {str(n): round(statistics.median(v["ops_per_s"]) / base, 2)
+                       for n, v in ((n, report["sizes"][str(n)]) for n in sizes) if base and v["ops_per_s"]}
+    report["wall_s"] = round(time.monotonic() - started)
+    (out / "report.json").write_text(json.dumps(report, indent=2))
+    print(f"\n{'RS':>3} {'ops/s median (min-max)':>24} {'p99 ms median (min-max)':>24} {'x one':>6}")
+    for n in sizes:
+        s = report["sizes"][str(n)]
+        print(f"{n:>3} {spread(s['ops_per_s']):>24} {spread(s['p99_ms']):>24} "
+              f"{report['ratio'].get(str(n), float('nan')):>6}")
+    if "4" in report["ratio"] and sizes[0] == 1:
+        print(f"4 RegionServers / 1: {report['ratio']['4']} (bar 2.5, goal 3)")
+    print(f"{out / 'report.json'} ({report['wall_s']} s)")
+    return 0 if all("error" not in r for r in runs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
