@@ -8,7 +8,7 @@ BIN     = $(VENV)/bin
 # cassandra-driver: pure Python (no C extensions to compile on CI's 2 cores; docs/cassandra.md)
 export CASS_DRIVER_NO_EXTENSIONS := 1
 
-.PHONY: run test lint venv system-deps bench evaluate clean demo-hbase chaos-hbase compare-hbase demo-cassandra calibrate-hbase measure-split-hbase
+.PHONY: run test lint venv system-deps bench evaluate clean demo-hbase chaos-hbase compare-hbase scale-hbase demo-cassandra calibrate-hbase measure-split-hbase
 
 # The core (what `make run` needs): numpy, scipy, pydantic, rich, matplotlib, … — no drivers,
 # no test tools; pip's own progress is shown (a first install takes about a minute).
@@ -58,14 +58,23 @@ demo-hbase: venv system-deps
 
 # metctl run as a daemon on a real local HBase (3 RegionServers) under seeded random faults,
 # YCSB tenants on a schedule, a linked-rows integrity check (out/chaos-hbase/report.json, plot)
-CHAOS_ARGS ?= --minutes 24 --seed 7 --fault-every-s 120 --policy-overrides '{"cpu_high": 0.3}'
+CHAOS_ARGS ?= --minutes 24 --seed 7 --fault-every-s 120
 chaos-hbase: venv system-deps
 	$(BIN)/python deploy/local_hbase/chaos.py $(CHAOS_ARGS)
 
-# The policies (met-paper, met, tiramola, static) one after another on the same seeded YCSB
-# schedule, each on a fresh local HBase, no faults: operations and node-minutes per policy with
-# the spread over repetitions (out/compare-hbase/report.json, table.md; docs/evaluation.md)
-COMPARE_ARGS ?= --minutes 6 --repetitions 2
+# Does a node add capacity? YCSB at saturation against static quota'd local HBase clusters of
+# 1, 2, 3, 4 and 6 RegionServers, 3 repetitions (out/scale-hbase/report.json; docs/local-hbase.md)
+SCALE_ARGS ?=
+scale-hbase: venv system-deps
+	$(BIN)/python bench/scale_hbase.py $(SCALE_ARGS)
+
+# The policies (met, met-paper, tiramola, target-tracking) and static clusters of 2..6 quota'd
+# RegionServers under the same low -> peak -> low YCSB demand, 3 repetitions of 20 minutes each:
+# ops, failed ops, per-tenant p99 and SLO windows, node-minutes, cost at the SLO, the spread
+# (out/compare-hbase/report.json, table.md; docs/evaluation.md). Needs make scale-hbase's report
+# (one RegionServer's capacity sizes the demand) or --rs-capacity. ~9 h on 2 cores; a cut run
+# resumes where it stopped.
+COMPARE_ARGS ?=
 compare-hbase: venv system-deps
 	$(BIN)/python deploy/local_hbase/compare.py $(COMPARE_ARGS)
 

@@ -199,26 +199,28 @@ def plan_counts(journal: Path) -> dict[str, int]:
 # ---------------------------------------------------------------------------------------- main
 
 def write_config(cluster: Any, workdir: Path, args: argparse.Namespace,
-                 policy: dict[str, Any] | None = None) -> Path:
+                 policy: dict[str, Any] | None = None, *, launchable: int = 2,
+                 loop: dict[str, Any] | None = None) -> Path:
     """The daemon's config for this cluster; `policy` (a whole policy section) replaces the
-    default met with 3 to 4 RegionServers (compare.py runs other policies the same way)."""
+    default met with 3 to 4 RegionServers, `loop` overrides loop settings, `launchable` is how
+    many RegionServers the local driver may add (compare.py runs other policies the same way)."""
     rs = cluster.region_servers()
     base = free_port()
     cfg = {
         "cluster": "chaos",
-        "policy": dict(policy) if policy else {"name": "met", "min_nodes": 3, "max_nodes": 4},
+        "policy": dict(policy) if policy else {"preset": "met", "min_nodes": 3, "max_nodes": 4},
         "monitor": {"hbase_jmx_urls": [p.info_url for p in rs], "hbase_rpc_port": rs[0].port,
                     "hbase_jvm_system_metrics": True, "host_name_rule": "identity",
                     "min_fresh_fraction": 0.6, "min_rated_partition_fraction": 0.5},
         "loop": {"sample_interval_s": 5, "decision_interval_samples": 4, "executor_tick_s": 1,
-                 "memory_path": str(workdir / "memory.json")},
+                 "memory_path": str(workdir / "memory.json"), **(loop or {})},
         "infrastructure": {"driver": "local", "local": {
             "state_dir": str(workdir / "nodes"),
             "command": [sys.executable, str(HERE / "cluster.py"), "--workdir",
                         str(workdir / "hbase"), "exec-rs", "{node}", "--port", "{port}", "--info-port",
                         "{port1}", "--settings", "{settings_file}"],
             "address_template": "localhost:{port}", "host": "127.0.0.1", "base_port": base,
-            "port_stride": 10, "max_nodes": 2, "ready_port": True, "stop_timeout_s": 30}},
+            "port_stride": 10, "max_nodes": launchable, "ready_port": True, "stop_timeout_s": 30}},
         "datastore": {"driver": "hbase", "hbase": {
             "zookeeper_quorum": f"localhost:{cluster.zk_port}", "rpc_timeout_s": 30,
             "host_format": "{host}:{port}",

@@ -1,38 +1,37 @@
 #!/usr/bin/env python3
-"""The policies one after another on the same real schedule (make compare-hbase): the real
-counterpart of the simulator's comparison (bench/policy_table.py).
+"""`make compare-hbase`: the policies and the static frontier on quota'd local HBase nodes
+(each RegionServer a fixed slice of the machine, deploy/localproc/cgroups.py), under the same
+time-varying, roughly open-loop YCSB demand: the real counterpart of the simulator's
+comparison (bench/evaluate.py, docs/evaluation.md).
 
-Each run starts a fresh local HBase 2.6 cluster (cluster.py: ZooKeeper, master, 3
-RegionServers, one JVM each), loads the same YCSB tables, starts `metctl run` as a daemon with
-its file journal and the local infrastructure driver (it may launch up to 2 more local
-RegionServers) under one policy, and plays the same seeded tenant schedule, without faults:
-quiet segments (one tenant, a low target rate) and bursts (several tenants, unthrottled), so
-that both scaling out and scaling in have a reason. The daemon, its config and the journal
-reading are chaos.py's (imported, not copied).
+Demand: phases low -> peak -> low (`--phases`: minutes x multiple of one RegionServer's
+measured capacity, from out/scale-hbase/report.json or `--rs-capacity`), split over tenants
+(`--tenants`: YCSB workloads, one table each, keys uniform); in each phase every tenant is a
+YCSB client with a `-target` rate and many threads (rate x 0.1 s + 8), so requests keep coming
+when the cluster falls behind (up to the threads), and latency is measured from each
+operation's intended start (`measurement.interval=both`). SLO: per tenant and window (a
+`--slo-window-s` status interval), the intended-time p99 within `--slo-p99-ms` and no failed
+operation; a run meets the SLO when its worst tenant does so in `--slo-target` of its windows.
 
-Policies (as bench/policy_table.py runs them): `met-paper` (configs/met-paper.yaml), `met`
-(the default, guarded), `tiramola`, `static` (never acts). Every policy gets min_nodes 3 and
-max_nodes 5 here, and its CPU thresholds are scaled by --cores-per-node / the machine's cores:
-each RegionServer's CPU is its JVM's ProcessCpuLoad, a share of *all* the machine's cores, so
-on a 2-core machine a RegionServer using one whole core reads 0.5; scaled, each RegionServer is
-judged as a one-core node (docs/evaluation.md, "On real HBase", says what this does and does
-not mean).
+Configurations: the policies (`met` = the default, `met-paper`, `tiramola`, `target-tracking`:
+their configs/<preset>.yaml, min/max nodes from `--min-nodes`/`--max-nodes`, starting at
+`--start-nodes`; `metctl run` as a daemon with the local infrastructure driver, which launches
+quota'd RegionServers) and static clusters of `--static-sizes` (no daemon). Each run: a fresh
+cluster, the same tables and rows. Runs are repetition-major and each writes OUT/<config>-rep<k>/
+run.json as it ends; a run whose run.json exists is not run again (a cut bench resumes);
+`--aggregate` only rebuilds OUT/report.json and OUT/table.md from them. `--lock FILE` takes
+that flock around each run only.
 
-    python deploy/local_hbase/compare.py --minutes 6 --repetitions 2 [--out out/compare-hbase]
-
-Per run: YCSB operations (and failed ones), node-minutes (RegionServers the master lists live,
-sampled every 5 s, launched ones included), max RegionServers, plans done, moves, launches;
-per policy the mean and min-max over repetitions and operations per node-minute. Writes
-OUT/report.json and OUT/table.md.
+    python deploy/local_hbase/compare.py [--minutes 20] [--repetitions 3] [--lock /work/hbase.lock]
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
-import random
 import shutil
-import sqlite3
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -44,13 +43,18 @@ if __package__ in (None, ""):  # run as a file: the repository root is not on th
     sys.path.insert(0, str(ROOT))
 from deploy.local_hbase import chaos  # noqa: E402
 from deploy.local_hbase import cluster as cluster_mod  # noqa: E402
+from deploy.local_hbase import compare_report as rep_mod  # noqa: E402
 from deploy.local_hbase import ycsb  # noqa: E402
 from deploy.localproc.cgroups import add_quota_arguments, quota_options  # noqa: E402
+from deploy.localproc.state import held  # noqa: E402
 
-POLICIES = ("met-paper", "met", "tiramola", "static")
-# CPU thresholds that are fractions of a node's CPU (scaled to one RegionServer's share)
-CPU_FIELDS = ("cpu_high", "cpu_low", "tiramola_cpu_high", "tiramola_cpu_low")
-MIN_NODES, MAX_NODES = 3, 5  # 3 RegionServers to start; the local driver may launch 2 more
+POLICIES = ("met", "met-paper", "tiramola", "target-tracking")
+# low -> peak -> low, in multiples of one quota'd RegionServer's saturated throughput: the low
+# phases need ~2 RegionServers at the SLO, the peak ~5 (docs/evaluation.md, "On quota'd nodes")
+DEFAULT_PHASES = "4x0.8,3x1.8,6x3.2,3x1.8,4x0.8"
+# HPA evaluates every 15 s: target-tracking decides every 3 samples of 5 s; the others as the
+# chaos harness runs them (every 4 samples)
+DECISION_SAMPLES = {"target-tracking": 3}
 
 
 def log(msg: str) -> None:
@@ -63,147 +67,152 @@ class BadInput(Exception):
 
 # ------------------------------------------------------------------------------------ schedule
 
-def schedule(minutes: float, segment_s: float, seed: int, workloads: list[str], *,
-             burst_tenants: int, burst_threads: int, quiet_target: float) -> list[dict[str, Any]]:
-    """The tenant schedule every run plays: segments quiet, burst, burst, quiet, quiet, burst,
-    burst, ... (two quiet segments in a row give scaling in a reason after a burst); which
-    tenants run in each is drawn by a seeded RNG, so every policy sees the same load."""
-    rng = random.Random(seed)
-    out, at, i = [], 0.0, 0
-    while at < minutes * 60 - 1:
-        length = min(segment_s, minutes * 60 - at)
-        if i % 4 in (1, 2):
-            chosen = sorted(rng.sample(workloads, min(burst_tenants, len(workloads))))
-            tenants = [{"workload": w, "threads": burst_threads, "target": None} for w in chosen]
-            level = "burst"
-        else:
-            tenants = [{"workload": rng.choice(workloads), "threads": 1, "target": quiet_target}]
-            level = "quiet"
-        out.append({"start_s": at, "seconds": length, "level": level, "tenants": tenants})
-        at += length
-        i += 1
+def phases(spec: str, minutes: float | None, capacity: float, tenants: list[str]) -> list[dict[str, Any]]:
+    """"4x0.8,6x3.2,…" (minutes x multiple of one RegionServer's capacity) -> phases with each
+    tenant's target rate (an equal share); `minutes` rescales the whole schedule to that length."""
+    parts = []
+    for item in spec.split(","):
+        m, _, mult = item.strip().partition("x")
+        try:
+            parts.append((float(m), float(mult)))
+        except ValueError:
+            raise BadInput(f"--phases: expected MINUTESxMULTIPLE[,…] (e.g. {DEFAULT_PHASES}), got {spec!r}") from None
+        if not (parts[-1][0] > 0 and parts[-1][1] > 0):
+            raise BadInput(f"--phases: minutes and multiples must be above 0, got {item!r}")
+    scale = minutes / sum(m for m, _ in parts) if minutes else 1.0
+    out, at = [], 0.0
+    for i, (m, mult) in enumerate(parts):
+        secs = m * 60 * scale
+        rate = mult * capacity
+        out.append({"name": f"p{i + 1}", "start_s": round(at, 1), "seconds": round(secs, 1), "multiple": mult,
+                    "demand_ops_s": round(rate, 1),
+                    "tenants": [{"workload": w, "target": max(1, round(rate / len(tenants))),
+                                 "threads": 8 + math.ceil(rate / len(tenants) * 0.1)} for w in tenants]})
+        at += secs
     return out
+
+
+def rs_capacity(a: argparse.Namespace) -> float:
+    """ops/s of one saturated quota'd RegionServer: --rs-capacity, else the scale bench's
+    median for one RegionServer."""
+    if a.rs_capacity:
+        return a.rs_capacity
+    report = Path(a.scale_report)
+    try:
+        one = json.loads(report.read_text())["sizes"]["1"]["ops_per_s"]
+        return float(statistics.median(one))
+    except (OSError, ValueError, KeyError, TypeError, statistics.StatisticsError):
+        raise BadInput(f"--rs-capacity: not given and {report} has no sizes.1.ops_per_s "
+                       "(run make scale-hbase first, or give the figure)") from None
 
 
 # -------------------------------------------------------------------------------------- policy
 
-def policy_section(policy: str, cpu_scale: float) -> dict[str, Any]:
-    """The policy section bench/policy_table.py uses for `policy` (met-paper: its config file;
-    the others: their built-in defaults), with this run's node bounds and scaled CPU limits."""
-    from controller.config import load_config
+def policy_sections(policy: str, a: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The policy section of configs/<policy>.yaml with this bench's bounds, and loop overrides."""
+    import yaml
 
-    if policy == "met-paper":
-        base = load_config(str(ROOT / "configs" / "met-paper.yaml")).policy
-    else:
-        from decision.policy import PolicyConfig
-
-        base = PolicyConfig(name=policy)
-    section = {**base.model_dump(mode="json", exclude_defaults=True), "name": base.name,
-               "min_nodes": MIN_NODES, "max_nodes": MAX_NODES}
-    for f in CPU_FIELDS:
-        section[f] = round(getattr(base, f) * cpu_scale, 4)
-    return section
-
-
-def journal_figures(journal: Path) -> dict[str, int]:
-    """Plans by state and the steps carried out, from the daemon's journal."""
-    counts = chaos.plan_counts(journal)
-    out = {"plans_done": counts.get("done", 0), "plans_failed": counts.get("failed", 0),
-           "plans_rolled_back": counts.get("abandoned", 0),
-           "plans_in_flight_at_end": counts.get("running", 0) + counts.get("abandoning", 0)}
-    if journal.exists():
-        with sqlite3.connect(f"file:{journal}?mode=ro", uri=True, timeout=5) as db:
-            done = dict(db.execute("SELECT op, count(*) FROM steps WHERE state='done' GROUP BY op").fetchall())
-    else:
-        done = {}
-    out.update(moves=done.get("move", 0), launches=done.get("launch", 0),
-               terminations=done.get("terminate", 0), drains=done.get("drain", 0),
-               reconfigurations=done.get("reconfigure", 0) + done.get("restart", 0),
-               compactions=done.get("compact", 0), splits=done.get("split", 0))
-    return out
+    doc = yaml.safe_load((ROOT / "configs" / f"{policy}.yaml").read_text())
+    section = {**doc["policy"], "min_nodes": a.min_nodes, "max_nodes": a.max_nodes}
+    return section, {"decision_interval_samples": DECISION_SAMPLES.get(policy, 4)}
 
 
 # ----------------------------------------------------------------------------------------- run
 
-def run_one(policy: str, rep: int, plan: list[dict[str, Any]], a: argparse.Namespace) -> dict[str, Any]:
-    """One policy on a fresh cluster with the same tables and data; returns the run's figures."""
-    work = Path(a.out).resolve() / f"{policy}-rep{rep}"
+def run_one(config: str, rep: int, plan: list[dict[str, Any]], a: argparse.Namespace) -> dict[str, Any]:
+    """One configuration on a fresh quota'd cluster with the same tables and rows."""
+    work = Path(a.out).resolve() / f"{config}-rep{rep}"
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
+    static = config.startswith("static-")
+    size = int(config.split("-")[1]) if static else a.start_nodes
     cluster = cluster_mod.LocalHBase(work / "hbase", rs_heap_mb=a.rs_heap_mb, session_timeout_ms=40_000,
                                      **quota_options(a))
-    rec: dict[str, Any] = {"policy": policy, "repetition": rep, "load_before": os.getloadavg()[0]}
+    rec: dict[str, Any] = {"config": config, "repetition": rep, "size": size if static else None,
+                           "slices": {k: v.to_dict() for k, v in cluster.slices().items()}}
     gw = daemon = None
     running: list[tuple[dict[str, Any], Any, float]] = []
+    ending: list[tuple[dict[str, Any], Any, float]] = []
+    tenant_windows: dict[str, list[dict[str, Any]]] = {t: [] for t in a.tenants}
     try:
-        log(f"{policy} rep {rep}: starting HBase (3 RegionServers)")
         t_setup = time.monotonic()
-        cluster.start(rs=3, timeout_s=300)
+        cluster.start(rs=size, timeout_s=600)
         gw = chaos.HBaseGateway(chaos.default_client_jars_dir(), cluster.client_settings(),
                                 log_file=str(work / "harness-gateway.log"))
         gw.open()
-        ycsb.load(cluster, gw, a.records, a.workloads, threads=2)
+        regions = {w: a.regions for w in a.tenants}
+        ycsb.load(cluster, gw, a.records, a.tenants, threads=4, regions=regions)
         rec["setup_s"] = round(time.monotonic() - t_setup, 1)
-        section = policy_section(policy, a.cpu_scale)
-        rec["policy_section"] = section
-        daemon = chaos.Daemon(chaos.write_config(cluster, work, a, policy=section), work)
-        daemon.start()
-        log(f"{policy} rep {rep}: running the schedule for {a.minutes} min")
+        if not static:
+            section, loop = policy_sections(config, a)
+            rec["policy_section"] = section
+            daemon = chaos.Daemon(chaos.write_config(cluster, work, a, policy=section, loop=loop,
+                                                     launchable=a.max_nodes - size), work)
+            daemon.start()
+        log(f"{config} rep {rep}: {len(plan)} phases, {sum(p['seconds'] for p in plan) / 60:.1f} min")
         t0 = time.monotonic()
-        end = t0 + a.minutes * 60
-        segments = list(plan)
-        tenants: list[dict[str, Any]] = []
-        node_s, max_nodes, last_sample, live = 0.0, 0, t0, 3
-        nodes_timeline: list[tuple[float, int]] = []
+        end = t0 + sum(p["seconds"] for p in plan)
+        todo = list(plan)
+        node_s, max_nodes, last, live = 0.0, size, t0, size
+        timeline: list[tuple[float, int]] = []
         loads: list[float] = []
         next_sample = t0
         while (now := time.monotonic()) < end:
-            if segments and now - t0 >= segments[0]["start_s"]:
-                seg = segments.pop(0)
-                tenants += [_collect(t, p, s, t0) for t, p, s in running]
+            # a phase's clients end on their own (maxexecutiontime) a few seconds after the next
+            # phase's started: collected once done, never cut
+            ending = [r for r in ending if not _collect_if_done(r, tenant_windows, t0, a.slo_window_s, now)]
+            if todo and now - t0 >= todo[0]["start_s"]:
+                phase = todo.pop(0)
+                ending += running
                 running = []
-                for t in seg["tenants"]:
-                    p, started = ycsb.start(cluster, t["workload"], "run",
-                                            records=ycsb.loaded_records(t["workload"], a.records),
-                                            threads=t["threads"], target_ops=t["target"],
-                                            seconds=seg["seconds"] + 30)
-                    running.append(({**t, "level": seg["level"], "segment_s": seg["start_s"]}, p, started))
+                for t in phase["tenants"]:
+                    p, started = ycsb.start(cluster, t["workload"], "run", records=a.records, threads=t["threads"],
+                                            target_ops=t["target"], seconds=phase["seconds"],
+                                            status_interval_s=int(a.slo_window_s),
+                                            extra={"requestdistribution": "uniform", "measurement.interval": "both"})
+                    running.append(({**t, "phase": phase["name"], "seconds": phase["seconds"]}, p, started))
             if now >= next_sample:
                 try:
                     live = len(cluster.live_server_ids())
                 except Exception:  # noqa: BLE001 - the master busy: keep the last count
                     pass
-                node_s += live * (now - last_sample)
-                last_sample = now
+                node_s += live * (now - last)
+                last = now
                 max_nodes = max(max_nodes, live)
-                nodes_timeline.append((round(now - t0, 1), live))
+                timeline.append((round(now - t0, 1), live))
                 loads.append(os.getloadavg()[0])
-                daemon.supervise()
+                if daemon is not None:
+                    daemon.supervise()
                 next_sample = now + 5
             time.sleep(0.5)
-        node_s += live * (time.monotonic() - last_sample)
-        tenants += [_collect(t, p, s, t0) for t, p, s in running]
-        running = []
-        ops = sum(t["ops"] for t in tenants)
-        ok = sum(t["ok"] for t in tenants)
-        node_minutes = node_s / 60
-        rec.update(minutes=a.minutes, ycsb_ops=ops, ycsb_failed=ops - ok,
-                   node_minutes=round(node_minutes, 2), max_nodes=max_nodes,
-                   ops_per_node_minute=round(ops / node_minutes, 1) if node_minutes else None,
-                   controller_restarts=daemon.restarts,
-                   machine_load_1min={"mean": round(sum(loads) / len(loads), 2) if loads else None,
+        node_s += live * (time.monotonic() - last)
+        for r in ending + running:
+            _collect_if_done(r, tenant_windows, t0, a.slo_window_s, time.monotonic() + 60)
+        ending = running = []
+        slo = rep_mod.slo_figures(tenant_windows, a.slo_p99_ms)
+        ops = sum(v["ops"] for v in slo["by_tenant"].values())
+        failed = sum(v["failed"] for v in slo["by_tenant"].values())
+        rec.update(minutes=round(sum(p["seconds"] for p in plan) / 60, 2), ycsb_ops=ops, ycsb_failed=failed,
+                   node_minutes=round(node_s / 60, 2), max_nodes=max_nodes, slo=slo,
+                   attainment=slo["attainment"],
+                   p99_ms_max=max((v["p99_ms_max"] for v in slo["by_tenant"].values()
+                                   if v["p99_ms_max"] is not None), default=None),
+                   failures=rep_mod.failures_explained(tenant_windows, plan),
+                   machine_load_1min={"mean": round(statistics.mean(loads), 2) if loads else None,
                                       "max": round(max(loads), 2) if loads else None},
-                   ops_by_level={lv: sum(t["ops"] for t in tenants if t["level"] == lv)
-                                 for lv in ("quiet", "burst")},
-                   nodes_timeline=nodes_timeline, tenants=tenants)
-        daemon.stop()
-        rec.update(journal_figures(work / "journal.sqlite"))
+                   nodes_timeline=timeline, windows=tenant_windows)
+        if daemon is not None:
+            daemon.stop()
+            rec["controller_restarts"] = daemon.restarts
+            rec.update(compare_journal(work / "journal.sqlite"))
+        else:
+            rec.update(plans_done=0, moves=0, launches=0, terminations=0)
     except Exception as e:  # noqa: BLE001 - one failed run is reported; the others still run
-        log(f"{policy} rep {rep} failed: {e}")
+        log(f"{config} rep {rep} failed: {e}")
         rec["error"] = f"{type(e).__name__}: {e}"[:2000]
     finally:
-        for _, p, _ in running:
+        for _, p, _ in running + ending:
             if p.poll() is None:
                 p.kill()
         if daemon is not None:
@@ -211,88 +220,101 @@ def run_one(policy: str, rep: int, plan: list[dict[str, Any]], a: argparse.Names
         if gw is not None:
             gw.close()
         cluster.stop()  # launched RegionServers are recorded in the same cluster.json
-    log(f"{policy} rep {rep}: " + json.dumps({k: rec.get(k) for k in (
-        "ycsb_ops", "ycsb_failed", "node_minutes", "max_nodes", "plans_done", "moves", "launches", "error")}))
+    log(f"{config} rep {rep}: " + json.dumps({k: rec.get(k) for k in (
+        "ycsb_ops", "ycsb_failed", "attainment", "p99_ms_max", "node_minutes", "max_nodes", "launches", "error")}))
     return rec
 
 
-def _collect(tenant: dict[str, Any], proc: Any, started: float, t0: float) -> dict[str, Any]:
-    r = ycsb.stop(proc, started, tenant["workload"])
-    return {**tenant, "start_s": round(started - t0, 1), "ops": r.ops, "ok": r.ok}
+def compare_journal(journal: Path) -> dict[str, int]:
+    counts = chaos.plan_counts(journal)
+    steps: dict[str, int] = {}
+    if journal.exists():
+        import sqlite3
+
+        with sqlite3.connect(f"file:{journal}?mode=ro", uri=True, timeout=5) as db:
+            steps = dict(db.execute("SELECT op, count(*) FROM steps WHERE state='done' GROUP BY op").fetchall())
+    return {"plans_done": counts.get("done", 0), "plans_failed": counts.get("failed", 0),
+            "moves": steps.get("move", 0), "launches": steps.get("launch", 0),
+            "terminations": steps.get("terminate", 0), "splits": steps.get("split", 0),
+            "reconfigurations": steps.get("reconfigure", 0) + steps.get("restart", 0)}
+
+
+def _collect_if_done(client: tuple[dict[str, Any], Any, float], into: dict[str, list[dict[str, Any]]],
+                     t0: float, window_s: float, now: float) -> bool:
+    """Add a finished client's SLO windows to its tenant's; one still running 30 s after its
+    phase should have ended is stopped (SIGTERM: its status lines are kept). False while it runs."""
+    t, p, started = client
+    if p.poll() is None and now < started + t["seconds"] + 30:
+        return False
+    ycsb.stop(p, started, t["workload"])
+    err = Path(f"{p.ycsb_stem}.err").read_text(errors="replace")
+    into[t["workload"]] += rep_mod.windows(err, started - t0 - window_s, phase=t["phase"])
+    return True
 
 
 # -------------------------------------------------------------------------------------- report
 
-SUMMARY_KEYS = (("ycsb_ops", "YCSB ops", "{:,.0f}"), ("ycsb_failed", "failed", "{:,.0f}"),
-                ("node_minutes", "node-min", "{:.1f}"), ("ops_per_node_minute", "ops / node-min", "{:,.0f}"),
-                ("max_nodes", "max RS", "{:g}"), ("plans_done", "plans done", "{:g}"),
-                ("moves", "moves", "{:g}"), ("launches", "launches", "{:g}"))
-
-
-def summarize(runs: list[dict[str, Any]], policies: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for p in policies:
-        ok = [r for r in runs if r["policy"] == p and "error" not in r]
-        out[p] = {"runs": len(ok), "failed_runs": sum(1 for r in runs if r["policy"] == p and "error" in r)}
-        for key, _, _ in SUMMARY_KEYS:
-            v = [r[key] for r in ok if r.get(key) is not None]
-            if v:
-                out[p][key] = {"mean": round(sum(v) / len(v), 2), "min": min(v), "max": max(v)}
-    return out
-
-
-def markdown(summary: dict[str, Any], runs: list[dict[str, Any]]) -> str:
-    head = "| policy | runs | " + " | ".join(k[1] for k in SUMMARY_KEYS) + " |"
-    lines = ["Mean (min–max) over repetitions.", "", head, "|---|---|" + "---|" * len(SUMMARY_KEYS)]
-    for p, s in summary.items():
-        cells = []
-        for key, _, fmt in SUMMARY_KEYS:
-            m = s.get(key)
-            cells.append(f"{fmt.format(m['mean'])} ({fmt.format(m['min'])}–{fmt.format(m['max'])})" if m else "–")
-        lines.append(f"| {p} | {s['runs']} | " + " | ".join(cells) + " |")
-    lines += ["", "Every run:", "",
-              "| policy | rep | " + " | ".join(k[1] for k in SUMMARY_KEYS) + " | load avg (mean, max) |",
-              "|---|---|" + "---|" * (len(SUMMARY_KEYS) + 1)]
-    for r in runs:
-        if "error" in r:
-            lines.append(f"| {r['policy']} | {r['repetition']} | failed: {r['error'][:120]} |")
-            continue
-        cells = [fmt.format(r[key]) if r.get(key) is not None else "–" for key, _, fmt in SUMMARY_KEYS]
-        ld = r["machine_load_1min"]
-        lines.append(f"| {r['policy']} | {r['repetition']} | " + " | ".join(cells) + f" | {ld['mean']}, {ld['max']} |")
-    return "\n".join(lines) + "\n"
+def write_report(out: Path, a: argparse.Namespace, plan: list[dict[str, Any]], capacity: float,
+                 held_s: float) -> dict[str, Any]:
+    runs = [json.loads(f.read_text()) for f in rep_mod.run_files(out)]
+    slo = f"p99 <= {a.slo_p99_ms:g} ms and no failed operation per {a.slo_window_s:g}-s window, " \
+          f"in >= {a.slo_target:g} of windows, worst tenant"
+    report = {"tenants": a.tenants, "records": a.records, "regions": a.regions, "rs_capacity_ops_s": capacity,
+              "phases": plan, "slo": slo, "slo_target": a.slo_target, "cores": os.cpu_count(),
+              "lock_held_s": round(held_s), "summary": rep_mod.summarize(runs, a.slo_target),
+              "runs": [{k: v for k, v in r.items() if k != "windows"} for r in runs]}
+    (out / "report.json").write_text(json.dumps(report, indent=1))
+    (out / "table.md").write_text(rep_mod.markdown(report["summary"], runs, slo))
+    return report
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--policies", default=",".join(POLICIES), help=f"comma-separated, from {', '.join(POLICIES)}")
-    ap.add_argument("--repetitions", type=int, default=2)
-    ap.add_argument("--minutes", type=float, default=6, help="schedule length of each run")
-    ap.add_argument("--segment-s", type=float, default=60)
-    ap.add_argument("--seed", type=int, default=11)
-    ap.add_argument("--records", type=int, default=1000, help="rows per YCSB table")
-    ap.add_argument("--workloads", default="ACDE", help="YCSB workloads (tenants), e.g. ACDE")
-    ap.add_argument("--burst-tenants", type=int, default=3)
-    ap.add_argument("--burst-threads", type=int, default=2)
-    ap.add_argument("--quiet-target", type=float, default=20, help="ops/s of the quiet segment's tenant")
-    ap.add_argument("--cores-per-node", type=float, default=1.0,
-                    help="CPU thresholds judge each RegionServer as a node with this many cores")
+    ap.add_argument("--static-sizes", default="2,3,4,5,6", help="static clusters to run ('' for none)")
+    ap.add_argument("--repetitions", type=int, default=3)
+    ap.add_argument("--first-repetition", type=int, default=1)
+    ap.add_argument("--phases", default=DEFAULT_PHASES)
+    ap.add_argument("--minutes", type=float, default=None, help="rescale the phases to this length")
+    ap.add_argument("--rs-capacity", type=float, default=None, help="ops/s of one saturated quota'd RegionServer")
+    ap.add_argument("--scale-report", default=str(ROOT / "out" / "scale-hbase" / "report.json"))
+    ap.add_argument("--tenants", default="AC", help="YCSB workloads, one table each, e.g. AC")
+    ap.add_argument("--records", type=int, default=12_000, help="rows per tenant table")
+    ap.add_argument("--regions", type=int, default=12, help="regions per tenant table")
+    ap.add_argument("--start-nodes", type=int, default=2)
+    ap.add_argument("--min-nodes", type=int, default=2)
+    ap.add_argument("--max-nodes", type=int, default=6)
+    ap.add_argument("--slo-p99-ms", type=float, default=100.0)
+    ap.add_argument("--slo-window-s", type=float, default=10.0)
+    ap.add_argument("--slo-target", type=float, default=0.99)
     ap.add_argument("--rs-heap-mb", type=int, default=384)
+    ap.add_argument("--lock", help="take this flock around each run (e.g. /work/hbase.lock)")
+    ap.add_argument("--aggregate", action="store_true", help="only rebuild the report from OUT/*/run.json")
     add_quota_arguments(ap)
     ap.add_argument("--out", default=str(ROOT / "out" / "compare-hbase"))
     a = ap.parse_args(argv)
     a.policy_list = [p.strip() for p in a.policies.split(",") if p.strip()]
     bad = [p for p in a.policy_list if p not in POLICIES]
-    if bad or not a.policy_list:
+    if bad:
         raise BadInput(f"--policies: expected names from {', '.join(POLICIES)}, got {a.policies!r}")
-    a.workloads = [w for w in a.workloads.upper() if w.strip()]
-    if not a.workloads or any(w not in ycsb.WORKLOADS for w in a.workloads):
-        raise BadInput(f"--workloads: expected letters from {''.join(ycsb.WORKLOADS)}, got {''.join(a.workloads)!r}")
-    for name in ("repetitions", "minutes", "segment_s", "records", "burst_tenants", "burst_threads",
-                 "quiet_target", "cores_per_node"):
+    try:
+        a.sizes = [int(x) for x in a.static_sizes.split(",") if x.strip()]
+    except ValueError:
+        raise BadInput(f"--static-sizes: expected whole numbers separated by commas, got {a.static_sizes!r}") from None
+    if not a.policy_list and not a.sizes:
+        raise BadInput("--policies / --static-sizes: nothing to run")
+    a.tenants = [w for w in a.tenants.upper() if w.strip()]
+    if not a.tenants or any(w not in ycsb.WORKLOADS for w in a.tenants):
+        raise BadInput(f"--tenants: expected letters from {''.join(ycsb.WORKLOADS)}, got {''.join(a.tenants)!r}")
+    for name in ("repetitions", "first_repetition", "records", "regions", "start_nodes", "min_nodes",
+                 "max_nodes", "slo_p99_ms", "slo_window_s"):
         if getattr(a, name) <= 0:
             raise BadInput(f"--{name.replace('_', '-')}: expected a number above 0, got {getattr(a, name)}")
-    a.cpu_scale = min(1.0, a.cores_per_node / (os.cpu_count() or 1))
+    if not a.min_nodes <= a.start_nodes <= a.max_nodes or any(s < 1 for s in a.sizes):
+        raise BadInput(f"--start-nodes: expected min <= start <= max nodes, got {a.min_nodes} <= "
+                       f"{a.start_nodes} <= {a.max_nodes}")
+    if not 0 < a.slo_target <= 1:
+        raise BadInput(f"--slo-target: expected a fraction in (0, 1], got {a.slo_target}")
     a.policy_overrides = ""
     return a
 
@@ -300,30 +322,30 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     try:
         a = parse(argv)
+        capacity = rs_capacity(a)
+        plan = phases(a.phases, a.minutes, capacity, a.tenants)
     except BadInput as e:
         print(f"compare.py: {e}", file=sys.stderr)
         return 2
     out = Path(a.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    plan = schedule(a.minutes, a.segment_s, a.seed, a.workloads, burst_tenants=a.burst_tenants,
-                    burst_threads=a.burst_threads, quiet_target=a.quiet_target)
-    runs: list[dict[str, Any]] = []
-    started = time.time()
-    report: dict[str, Any] = {}
-    # repetition-major (every policy once, then again): a cut-short comparison still has each
-    for rep in range(1, a.repetitions + 1):
-        for p in a.policy_list:
-            runs.append(run_one(p, rep, plan, a))
-            report = {"minutes": a.minutes, "repetitions": a.repetitions, "seed": a.seed,
-                      "records": a.records, "workloads": "".join(a.workloads),
-                      "cpus": os.cpu_count(), "cpu_threshold_scale": a.cpu_scale,
-                      "schedule": plan, "wall_minutes": round((time.time() - started) / 60, 1),
-                      "summary": summarize(runs, a.policy_list), "runs": runs}
-            (out / "report.json").write_text(json.dumps(report, indent=1))
-            (out / "table.md").write_text(markdown(report["summary"], runs))
-    print(markdown(report["summary"], runs))
-    print(f"figures in {out / 'report.json'}")
-    return 0 if all("error" not in r for r in runs) else 1
+    configs = a.policy_list + [f"static-{n}" for n in a.sizes]
+    held_s: list[float] = []
+    failed = 0
+    if not a.aggregate:
+        for rep in range(a.first_repetition, a.first_repetition + a.repetitions):
+            for c in configs:
+                if (out / f"{c}-rep{rep}" / "run.json").exists():
+                    continue  # done by an earlier, cut-short invocation
+                with held(a.lock, held_s):
+                    rec = run_one(c, rep, plan, a)
+                failed += "error" in rec
+                (out / f"{c}-rep{rep}" / "run.json").write_text(json.dumps(rec, indent=1))
+                write_report(out, a, plan, capacity, sum(held_s))
+    report = write_report(out, a, plan, capacity, sum(held_s))
+    print((out / "table.md").read_text())
+    print(f"figures in {out / 'report.json'} (this invocation held the lock {report['lock_held_s']} s)")
+    return 0 if not failed else 1
 
 
 if __name__ == "__main__":

@@ -1,0 +1,68 @@
+"""compare-hbase's reading of what its YCSB clients saw (deploy/local_hbase/compare_report.py):
+SLO windows from status lines measured from the intended start, failures counted once and
+placed in their phase, attainment as the worst tenant's, and the cost at the SLO against the
+smallest static size meeting it in the same repetition."""
+from __future__ import annotations
+
+from deploy.local_hbase import compare_report as rep
+from deploy.local_hbase.compare import phases
+
+# YCSB 0.17 with -s, status.interval=10, measurement.interval=both (a line every 10 s)
+LINES = """\
+2026-11-25 22:00:10:001 10 sec: 4000 operations; 400 current ops/sec; [READ: Count=2000, Max=9000, Min=400, Avg=1500.5, 90=3000, 99=8000, 99.9=9000, 99.99=9000] [Intended-READ: Count=2000, Max=90000, Min=400, Avg=2500.5, 90=5000, 99=60000, 99.9=90000, 99.99=90000]
+2026-11-25 22:00:20:001 20 sec: 8000 operations; 400 current ops/sec; [READ: Count=2000, Max=9000, Min=400, Avg=1500.5, 90=3000, 99=8000, 99.9=9000, 99.99=9000] [Intended-READ: Count=2000, Max=30000, Min=400, Avg=2000.5, 90=4000, 99=20000, 99.9=30000, 99.99=30000] [UPDATE: Count=1990, Max=9000, Min=400, Avg=1500.5, 90=3000, 99=7000, 99.9=9000, 99.99=9000] [Intended-UPDATE: Count=1990, Max=9000, Min=400, Avg=1500.5, 90=3000, 99=41000, 99.9=9000, 99.99=9000]
+2026-11-25 22:00:30:001 30 sec: 11000 operations; 300 current ops/sec; [READ: Count=2990, Max=9000, Min=400, Avg=1500.5, 90=3000, 99=8000, 99.9=9000, 99.99=9000] [Intended-READ: Count=2990, Max=9000, Min=400, Avg=1500.5, 90=3000, 99=9000, 99.9=9000, 99.99=9000] [READ-ERROR: Count=10, Max=61000000, Min=61000000, Avg=61000000, 90=61000000, 99=61000000, 99.9=61000000, 99.99=61000000] [Intended-READ-ERROR: Count=10, Max=61000000, Min=61000000, Avg=61000000, 90=61000000, 99=61000000, 99.9=61000000, 99.99=61000000]
+2026-11-25 22:00:40:001 40 sec: 11000 operations; 0 current ops/sec; [READ: Count=0, Max=0, Min=9223372036854775807, Avg=NaN, 90=0, 99=0, 99.9=0, 99.99=0]
+"""
+
+
+def test_windows_take_the_intended_p99_and_count_each_failure_once():
+    ws = rep.windows(LINES, start_s=100.0, skip_first=1)  # the first window: the client's start
+    assert [w["t"] for w in ws] == [120.0, 130.0, 140.0]
+    assert [w["ops"] for w in ws] == [4000, 3000, 0]
+    assert ws[0]["p99_ms"] == 41.0  # the larger of READ's and UPDATE's intended p99
+    assert ws[1]["failed"] == 10 and ws[1]["failed_by"] == {"READ-ERROR": 10}
+    assert ws[2]["p99_ms"] is None
+
+
+def test_a_window_within_the_slo_needs_its_p99_no_failure_and_some_operation():
+    ws = rep.windows(LINES, start_s=0.0, skip_first=0)
+    slo = rep.slo_figures({"A": ws, "C": ws[:2]}, slo_p99_ms=50)
+    # A: only the 20-s window (41 ms, no failure) is within; 10 s: 60 ms; 30 s: failed; 40 s: nothing done
+    assert slo["by_tenant"]["A"]["within_slo"] == 1 and slo["by_tenant"]["A"]["windows"] == 4
+    assert slo["by_tenant"]["C"]["attainment"] == 0.5
+    assert slo["attainment"] == 0.25  # the worst tenant's
+
+
+def test_failures_are_placed_in_their_phase():
+    plan = phases("1x1,1x2", None, 100, ["A"])
+    ws = rep.windows(LINES, start_s=40.0, skip_first=0)
+    got = rep.failures_explained({"A": ws}, plan)
+    assert got == [{"tenant": "A", "operation": "READ-ERROR", "phase": "p2", "count": 10}]
+
+
+def test_phases_split_the_demand_over_tenants_with_threads_for_the_rate():
+    plan = phases("4x0.8,6x3.2", 5.0, 500, ["A", "C"])
+    assert [p["seconds"] for p in plan] == [120.0, 180.0]
+    assert plan[1]["demand_ops_s"] == 1600 and [t["target"] for t in plan[1]["tenants"]] == [800, 800]
+    assert plan[1]["tenants"][0]["threads"] == 8 + 80
+
+
+def _run(config, rep_no, nm, att, size=None):
+    return {"config": config, "repetition": rep_no, "size": size, "node_minutes": nm, "attainment": att,
+            "ycsb_ops": 1000, "ycsb_failed": 0, "max_nodes": size or 4, "p99_ms_max": 50,
+            "slo": {"by_tenant": {"A": {"p99_ms_median": 10, "within_slo": 10}}}}
+
+
+def test_the_cost_at_the_slo_is_against_the_smallest_static_meeting_it_in_the_same_repetition():
+    runs = [_run("static-2", 1, 40, 0.80, 2), _run("static-3", 1, 60, 0.995, 3), _run("static-4", 1, 80, 1.0, 4),
+            _run("static-2", 2, 40, 0.70, 2), _run("static-3", 2, 60, 0.95, 3), _run("static-4", 2, 80, 0.999, 4),
+            _run("met", 1, 54, 0.992), _run("met", 2, 70, 0.98)]
+    s = rep.summarize(runs, 0.99)
+    assert s["smallest_static_meeting_slo"]["1"]["size"] == 3 and s["smallest_static_meeting_slo"]["2"]["size"] == 4
+    cost = s["met"]["cost_at_slo"]
+    assert cost["meets_slo"] == 1  # rep 2 missed the SLO: its node-minutes do not count
+    assert cost["vs_smallest_static"] == {"min": 0.9, "median": 0.9, "max": 0.9, "n": 1}
+    assert s["met"]["node_minutes"] == {"min": 54, "median": 62.0, "max": 70, "n": 2}
+    table = rep.markdown(s, runs, "p99 <= 50 ms")
+    assert "| met | 2 |" in table and "rep 1: 3, rep 2: 4" in table
