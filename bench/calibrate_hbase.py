@@ -21,6 +21,13 @@ latency floor measured here is below a LAN's by the round trip (network_rtt_ms).
 
 ~4–6 minutes on 2 cores (cluster start, load, 3 workloads x (warm + measured + light)).
 Figures go to out/calibrate-hbase/report.json.
+
+On a quota'd RegionServer (the default: deploy/localproc/cgroups.py, a fixed slice of the
+machine) the report also holds `quota_node`: the simulator settings of one node that is that
+slice (bench/sim_vs_real.py predicts the scale and compare benches with them). The simulator's
+nodes have whole cores, so a node of q cores is one core on which every CPU cost is 1/q times
+the measured one: the same capacity (operations per second at saturation); see
+docs/simulator.md, "A quota'd RegionServer", for what that does to latency.
 """
 from __future__ import annotations
 
@@ -30,12 +37,14 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from deploy.local_hbase import cluster as CLUSTER  # noqa: E402
 from deploy.local_hbase import ycsb as YCSB  # noqa: E402
+from deploy.localproc.cgroups import add_quota_arguments, quota_options  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 # What each workload measures: the operation type YCSB reports and the setting it checks.
@@ -89,6 +98,34 @@ def measure(cluster, rs_pids: list[int], workload: str, *, records: int, threads
             "mean_latency_us": mean_latency_us(out, op), "success": result.success_fraction}
 
 
+def quota_node(cores: float, *, get_ms: float, put_ms: float, row_ms: float, client_ms: float,
+               client_row_ms: float, get_lat_ms: float, put_lat_ms: float,
+               saturated_ops_s: dict[str, float], heap_mb: int) -> dict[str, Any]:
+    """The simulator settings of one node that is a `cores`-core slice: one whole core with
+    every server CPU cost divided by `cores` (the same operations per second at saturation);
+    the client is the YCSB clients' group (one core) at the measured cost; the latency floor
+    and the WAL wait are what a 1-thread operation took beyond the CPU both ends spent."""
+    scale = 1.0 / cores
+    floor = max(get_lat_ms - get_ms - client_ms, 0.0)
+    return {
+        "cpu_cores": cores,
+        "measured": {"get_cpu_ms": get_ms, "put_cpu_ms": put_ms, "scan_row_cpu_ms": row_ms,
+                     "client_op_cpu_ms": client_ms, "get_latency_ms": get_lat_ms, "put_latency_ms": put_lat_ms,
+                     "saturated_ops_s": saturated_ops_s},
+        "simulator": {
+            "hardware": {"cores": 1, "heap_mb": heap_mb, "network_rtt_ms": 0.05},
+            "costs": {"get_cpu_ms": round(get_ms * scale, 4),
+                      # the default split of a get (half RPC, a quarter per block) kept
+                      "rpc_cpu_ms": round(get_ms * scale * 0.5, 4), "block_cpu_ms": round(get_ms * scale * 0.25, 4),
+                      "put_cpu_ms": round(put_ms * scale, 4), "scan_row_cpu_ms": round(row_ms * scale, 5),
+                      "client_cores": 1, "client_op_cpu_ms": round(client_ms, 4),
+                      "client_row_cpu_ms": round(client_row_ms, 5), "record_kb": 0.4,
+                      "rpc_floor_ms": round(floor, 3),
+                      "wal_sync_ms": round(max(put_lat_ms - put_ms - client_ms - floor, 0.0), 3)},
+        },
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--records", type=int, default=20_000, help="records per table (fits the block cache)")
@@ -98,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scan-length", type=int, default=100, help="YCSB maxscanlength (uniform 1..N)")
     ap.add_argument("--workdir", default=str(ROOT / "out" / "calibrate-hbase-cluster"))
     ap.add_argument("--out", default=str(ROOT / "out" / "calibrate-hbase" / "report.json"))
+    add_quota_arguments(ap)
     a = ap.parse_args(argv)
 
     from actuator.hbase_gateway import HBaseGateway
@@ -106,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     costs = SimulatorSettings().costs
     started = time.monotonic()
     YCSB.build()
-    cluster = CLUSTER.LocalHBase(a.workdir)
+    cluster = CLUSTER.LocalHBase(a.workdir, **quota_options(a))
+    rs_slice = cluster.slice_for("rs") if cluster.quota_on else None
     report: dict = {"records": a.records, "threads": a.threads, "scan_length": a.scan_length,
                     "hbase": cluster.version, "cores": os.cpu_count(), "runs": {}}
     try:
@@ -147,6 +186,14 @@ def main(argv: list[str] | None = None) -> int:
         "put latency floor ms (1 thread, loopback)": (runs["B"]["light"]["mean_latency_us"] / 1000, None),
     }
     report["figures"] = {k: {"measured": m, "setting": s} for k, (m, s) in figures.items()}
+    if rs_slice is not None and rs_slice.cpu_cores:
+        e_client = runs["E"]["busy"]["client_cpu_ms_per_op"]
+        report["quota_node"] = quota_node(
+            rs_slice.cpu_cores, get_ms=get_ms, put_ms=put_ms, row_ms=row_ms, client_ms=client_ms,
+            client_row_ms=max(e_client - client_ms, 0.0) / rows,
+            get_lat_ms=runs["C"]["light"]["mean_latency_us"] / 1000,
+            put_lat_ms=runs["B"]["light"]["mean_latency_us"] / 1000,
+            saturated_ops_s={w: runs[w]["busy"]["ops_s"] for w in runs}, heap_mb=cluster.rs_heap_mb)
     report["whole_run_s"] = round(time.monotonic() - started, 1)
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""The simulator against real quota'd HBase: with its node capacity calibrated once to one
+quota'd RegionServer (`make calibrate-hbase`: out/calibrate-hbase/report.json, "quota_node"),
+the simulator predicts every static size of `make scale-hbase` and every run of
+`make compare-hbase`, and this bench reports the error of each prediction.
+
+How a real run becomes a scenario: the same tables (records, regions, uniform keys: the
+scenario's hot fractions 1.0), the same mix (YCSB A: read 0.5 / update 0.5; C: read 1.0), the
+same clients (threads and -target rates, one client machine of one core, as the real clients'
+control group), the same sizes; static runs use --policy static at that size, policy runs the
+same configs/<preset>.yaml with the same bounds, started at the same size.
+
+What is compared: throughput (operations per second over the measured window, or all the
+operations of a compare run) and latency. The simulator's latency is a mean (its solver is
+mean-value analysis); the real p99 is not something it predicts, so the table gives the
+measured p99 beside the predicted and measured means, and the error on the mean.
+
+    .venv/bin/python bench/sim_vs_real.py [--scale out/scale-hbase/report.json]
+        [--compare out/compare-hbase/report.json] [--calibration out/calibrate-hbase/report.json]
+
+Writes out/sim-vs-real/report.json and table.md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from controller.config import load_config  # noqa: E402
+from controller.harness import build_run  # noqa: E402
+from controller.report import summarize  # noqa: E402
+from simulator.scenario import Scenario  # noqa: E402
+
+MIXES = {"A": {"read": 0.5, "update": 0.5}, "C": {"read": 1.0}}
+RECORD_KB = 0.4  # the local YCSB tables: 4 fields of 100 bytes (deploy/local_hbase/ycsb.py)
+
+
+def settings_for(calibration: dict[str, Any]) -> dict[str, Any]:
+    """The simulator section a quota'd RegionServer calls for (calibrate_hbase.py's quota_node)."""
+    return calibration["quota_node"]["simulator"]
+
+
+def simulate(config_doc: dict[str, Any], scenario: Scenario, policy: str | None) -> dict[str, Any]:
+    """One simulated run; `policy` None: the config's own (a preset's file)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+        yaml.safe_dump(config_doc, f)
+        path = f.name
+    try:
+        cfg = load_config(path)
+    finally:
+        Path(path).unlink()
+    logging.getLogger("metctl").setLevel(logging.ERROR)
+    run = build_run(cfg, scenario, policy=policy)
+    run.run()
+    return {"summary": summarize(run, policy or cfg.policy.name), "run": run}
+
+
+def workload(name: str, tenant: str, *, threads: int, target: float | None, records: int, regions: int,
+             start_s: float = 0.0, stop_s: float | None = None) -> dict[str, Any]:
+    return {"name": name, "mix": MIXES[tenant], "threads": threads, "target_ops": target, "records": records,
+            "regions": regions, "hot_data_fraction": 1.0, "hot_ops_fraction": 1.0, "client_host": "client-1",
+            "start_s": start_s, **({"stop_s": stop_s} if stop_s else {})}
+
+
+def predict_scale(scale: dict[str, Any], sim: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each static size of the scale bench: predicted vs measured ops/s and latency."""
+    rows = []
+    for size, figures in scale["sizes"].items():
+        runs = [r for r in scale["runs"] if str(r["size"]) == size and "error" not in r]
+        if not runs:
+            continue
+        n = int(size)
+        threads = runs[0]["threads"]
+        warm, measure = 30.0, float(scale.get("measure_s", 60))
+        sc = Scenario.model_validate({
+            "name": f"scale-{n}", "duration_s": warm + measure, "initial_nodes": n, "initial_placement": "balanced",
+            "workloads": [workload("A", "A", threads=threads, target=None, records=scale["records"],
+                                   regions=scale["regions"])]})
+        out = simulate({"simulator": sim, "policy": {"preset": "static"}}, sc, "static")
+        s = out["summary"]
+        rec = out["run"].cluster.recording()
+        keep = rec.t >= warm
+        per_s = rec.ops.sum(axis=1) / rec.tick_s
+        ops = float(per_s[keep].mean()) if keep.any() else s["mean_throughput"]
+        lat = float(rec.latency_ms[keep].mean()) if keep.any() else s["mean_latency_ms"]
+        real_ops = statistics.median(figures["ops_per_s"])
+        real_mean = statistics.median(_mean_latency(r) for r in runs)
+        rows.append({"size": n, "predicted_ops_per_s": round(ops, 1), "measured_ops_per_s": real_ops,
+                     "measured_ops_spread": [min(figures["ops_per_s"]), max(figures["ops_per_s"])],
+                     "ops_error": round(ops / real_ops - 1, 3),
+                     "predicted_mean_ms": round(lat, 2), "measured_mean_ms": round(real_mean, 2),
+                     "mean_latency_error": round(lat / real_mean - 1, 3) if real_mean else None,
+                     "measured_p99_ms": statistics.median(figures["p99_ms"])})
+    return rows
+
+
+def _mean_latency(run: dict[str, Any]) -> float:
+    """Operation-weighted mean of YCSB's per-operation averages (READ and UPDATE split evenly in A)."""
+    avgs = [v["avg"] for op, v in run["latency_ms"].items() if "avg" in v and op in ("READ", "UPDATE")]
+    return statistics.mean(avgs) if avgs else float("nan")
+
+
+def predict_compare(compare: dict[str, Any], sim: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each configuration of the compare bench: predicted vs measured operations and node-minutes."""
+    phases = compare["phases"]
+    duration = sum(p["seconds"] for p in phases)
+    rows = []
+    for r in compare["runs"]:
+        if "error" in r:
+            continue
+        static = r["config"].startswith("static-")
+        wls = []
+        for p in phases:
+            for t in p["tenants"]:
+                wls.append(workload(f"{t['workload']}-{p['name']}", t["workload"], threads=t["threads"],
+                                    target=t["target"], records=compare["records"], regions=compare["regions"],
+                                    start_s=p["start_s"], stop_s=p["start_s"] + p["seconds"]))
+        start = r["size"] if static else r.get("policy_section", {}).get("min_nodes", 2)
+        sc = Scenario.model_validate({"name": f"compare-{r['config']}", "duration_s": duration,
+                                      "initial_nodes": start, "initial_placement": "balanced", "workloads": wls})
+        policy = "static" if static else None
+        doc: dict[str, Any] = {"simulator": sim}
+        if static:
+            doc["policy"] = {"preset": "static"}
+        else:
+            doc["policy"] = r["policy_section"]
+        s = simulate(doc, sc, policy)["summary"]
+        rows.append({"config": r["config"], "repetition": r["repetition"],
+                     "predicted_ops": round(s["total_ops"]), "measured_ops": r["ycsb_ops"],
+                     "ops_error": round(s["total_ops"] / r["ycsb_ops"] - 1, 3) if r["ycsb_ops"] else None,
+                     "predicted_node_minutes": round(s["node_minutes"], 1), "measured_node_minutes": r["node_minutes"],
+                     "node_minutes_error": round(s["node_minutes"] / r["node_minutes"] - 1, 3),
+                     "predicted_max_nodes": s["max_nodes"], "measured_max_nodes": r["max_nodes"],
+                     "predicted_mean_ms": round(s["mean_latency_ms"], 1), "measured_p99_max_ms": r.get("p99_ms_max")})
+    return rows
+
+
+def markdown(scale_rows: list[dict[str, Any]], compare_rows: list[dict[str, Any]]) -> str:
+    lines = ["| RS | measured ops/s (min–max) | predicted | error | measured mean ms | predicted mean ms | "
+             "error | measured p99 ms |", "|---|---|---|---|---|---|---|---|"]
+    for r in scale_rows:
+        lines.append(f"| {r['size']} | {r['measured_ops_per_s']:,.0f} ({r['measured_ops_spread'][0]:,.0f}–"
+                     f"{r['measured_ops_spread'][1]:,.0f}) | {r['predicted_ops_per_s']:,.0f} | {r['ops_error']:+.0%} | "
+                     f"{r['measured_mean_ms']:.1f} | {r['predicted_mean_ms']:.1f} | "
+                     f"{r['mean_latency_error']:+.0%} | {r['measured_p99_ms']:.0f} |")
+    if compare_rows:
+        lines += ["", "| config | rep | measured ops | predicted | error | measured node-min | predicted | error | "
+                  "max RS measured / predicted |", "|---|---|---|---|---|---|---|---|---|"]
+        for r in compare_rows:
+            lines.append(f"| {r['config']} | {r['repetition']} | {r['measured_ops']:,} | {r['predicted_ops']:,} | "
+                         f"{r['ops_error']:+.0%} | {r['measured_node_minutes']:.1f} | {r['predicted_node_minutes']:.1f} | "
+                         f"{r['node_minutes_error']:+.0%} | {r['measured_max_nodes']} / {r['predicted_max_nodes']} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scale", default=str(ROOT / "out" / "scale-hbase" / "report.json"))
+    ap.add_argument("--compare", default=str(ROOT / "out" / "compare-hbase" / "report.json"))
+    ap.add_argument("--calibration", default=str(ROOT / "out" / "calibrate-hbase" / "report.json"))
+    ap.add_argument("--out", default=str(ROOT / "out" / "sim-vs-real"))
+    a = ap.parse_args(argv)
+    docs = {}
+    for name in ("scale", "calibration", "compare"):
+        path = Path(getattr(a, name))
+        if not path.exists():
+            if name == "compare":
+                continue
+            print(f"sim_vs_real: --{name}: no {path} (run make {name}-hbase first)", file=sys.stderr)
+            return 2
+        docs[name] = json.loads(path.read_text())
+    if "quota_node" not in docs["calibration"]:
+        print(f"sim_vs_real: --calibration: {a.calibration} has no quota_node (make calibrate-hbase on quota'd nodes)",
+              file=sys.stderr)
+        return 2
+    sim = settings_for(docs["calibration"])
+    scale_rows = predict_scale(docs["scale"], sim)
+    compare_rows = predict_compare(docs["compare"], sim) if "compare" in docs else []
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    report = {"simulator_settings": sim, "scale": scale_rows, "compare": compare_rows}
+    (out / "report.json").write_text(json.dumps(report, indent=1))
+    table = markdown(scale_rows, compare_rows)
+    (out / "table.md").write_text(table)
+    print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
