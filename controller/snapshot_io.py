@@ -59,6 +59,10 @@ class NodeMetricsModel(BaseModel):
         None, description="Calls waiting in the server's RPC call queues (HBase /jmx "
         "numCallsInGeneralQueue + numCallsInReadQueue + numCallsInWriteQueue + "
         "numCallsInScanQueue, smoothed). Optional: absent or null when not measured.")
+    rpc_dropped_per_s: Annotated[float, Field(ge=0.0)] | None = Field(
+        None, description="Calls the server refused or dropped without an answer, per second "
+        "(HBase /jmx exceptions.callQueueTooBig + callDropped + callTimedOut, smoothed). "
+        "Optional: absent or null when not measured.")
 
 
 class NodeModel(BaseModel):
@@ -143,7 +147,8 @@ def _snapshot(model: SnapshotModel, partitions: tuple[Partition, ...]) -> Cluste
                  metrics=None if n.metrics is None else NodeMetrics(
                      cpu=n.metrics.cpu, io_wait=n.metrics.io_wait, memory=n.metrics.memory,
                      rpc_latency_ms=n.metrics.rpc_latency_ms,
-                     rpc_queue_length=n.metrics.rpc_queue_length))
+                     rpc_queue_length=n.metrics.rpc_queue_length,
+                     rpc_dropped_per_s=n.metrics.rpc_dropped_per_s))
             for n in model.nodes),
         partitions=partitions,
         missing=tuple(model.missing),
@@ -278,7 +283,9 @@ def snapshot_to_dict(snapshot: ClusterSnapshot) -> dict[str, Any]:
                  **({} if n.metrics.rpc_latency_ms is None
                     else {"rpc_latency_ms": _number(n.metrics.rpc_latency_ms)}),
                  **({} if n.metrics.rpc_queue_length is None
-                    else {"rpc_queue_length": _number(n.metrics.rpc_queue_length)})}}
+                    else {"rpc_queue_length": _number(n.metrics.rpc_queue_length)}),
+                 **({} if n.metrics.rpc_dropped_per_s is None
+                    else {"rpc_dropped_per_s": _number(n.metrics.rpc_dropped_per_s)})}}
             for n in snapshot.nodes],
         "partitions": [
             {"id": p.id, "table": p.table, "node": p.node, "reads": _number(p.reads),

@@ -2,14 +2,17 @@
 only what it manages to serve.
 
 A node that keeps up serves what it is asked: its demand is its CPU. A saturated node serves
-its capacity and the rest waits in its RPC call queue (or times out): its CPU reads at most
-1.0 whatever the excess, so CPU alone under-sizes a cluster that is short (two saturated nodes
-read as two node-loads when ten are asked for). The queue says how much more is asked: by
-Little's law the calls arriving at a queue are its length over their time in it (L = lambda W),
-so with `rpc_queue_length` calls waiting and requests taking `rpc_latency_ms` (nearly all of it
-waiting, on a saturated node) the node is asked for about rpc_queue_length / rpc_latency_ms
-requests per ms; the demand is its CPU scaled by asked / served. A node whose monitor has no
-queue figure (an older source) is taken at its CPU, as before.
+its capacity and the rest waits in its RPC call queue, is refused (queue full) or dropped
+(its client gave up): its CPU reads at most 1.0 whatever the excess, so CPU alone under-sizes
+a cluster that is short (two saturated nodes read as two node-loads when ten are asked for).
+What it is asked, per second:
+  - what it served, or by Little's law on its call queue (L = lambda W: `rpc_queue_length`
+    calls waiting over `rpc_latency_ms`, nearly all of it waiting on a saturated node) while
+    the queue fills, whichever is more;
+  - plus the calls it refused or dropped unanswered (`rpc_dropped_per_s`): once the queue is
+    full or its calls time out, the excess shows there and nowhere else.
+The demand is its CPU scaled by asked / served. A node whose monitor has neither figure (an
+older source) is taken at its CPU, as before.
 
 Each partition carries its share of its node's demand (its requests' share of the node's),
 which is what a move takes along.
@@ -42,11 +45,14 @@ class NodeDemand:
     demand: float            # node-loads: cpu x asked / served
     latency_ms: float | None
     queue: float | None      # calls waiting in its RPC queue (None: not reported)
+    dropped: float | None = None  # calls/s refused or dropped unanswered (None: not reported)
 
     @property
     def queued(self) -> bool:
-        """Requests wait for it beyond a handful: it is short, whatever its CPU says."""
-        return self.queue is not None and self.queue > QUEUE_FLOOR and self.asked > self.served
+        """Requests wait for it beyond a handful, or go unanswered: it is short, whatever its
+        CPU says."""
+        return (self.queue is not None and self.queue > QUEUE_FLOOR) or \
+            (self.dropped is not None and self.dropped > 0 and self.asked > self.served)
 
 
 @dataclass(frozen=True)
@@ -72,14 +78,18 @@ class Demands:
         return np.array([n.demand for n in self.nodes], dtype=float)
 
 
-def asked_rate(served: float, queue: float | None, latency_ms: float | None) -> float:
+def asked_rate(served: float, queue: float | None, latency_ms: float | None,
+               dropped_per_s: float | None = None) -> float:
     """Requests/s asked of a node: what it served, or by Little's law on its call queue
-    (queue / time a request spends in the server) when that is more."""
+    (queue / time a request spends in the server) when that is more, plus what it refused
+    or dropped unanswered."""
+    lost = dropped_per_s if dropped_per_s is not None and math.isfinite(dropped_per_s) \
+        and dropped_per_s > 0 else 0.0
     if queue is None or latency_ms is None or not (queue > QUEUE_FLOOR and latency_ms > 0):
-        return served
+        return served + lost
     if not (math.isfinite(queue) and math.isfinite(latency_ms)):
-        return served
-    return max(served, queue / (latency_ms / 1000.0))
+        return served + lost
+    return max(served, queue / (latency_ms / 1000.0)) + lost
 
 
 def demands(arrays: SnapshotArrays) -> Demands:
@@ -94,11 +104,11 @@ def demands(arrays: SnapshotArrays) -> Demands:
             out.append(NodeDemand(n.id, n.profile, float(served[i]), float(served[i]), 0.0, 0.0,
                                   None, None))
             continue
-        queue = getattr(m, "rpc_queue_length", None)
-        asked = asked_rate(float(served[i]), queue, m.rpc_latency_ms)
+        queue, dropped = m.rpc_queue_length, m.rpc_dropped_per_s
+        asked = asked_rate(float(served[i]), queue, m.rpc_latency_ms, dropped)
         scale = asked / served[i] if served[i] > 0 else 1.0
         out.append(NodeDemand(n.id, n.profile, float(served[i]), asked, m.cpu, m.cpu * scale,
-                              m.rpc_latency_ms, queue))
+                              m.rpc_latency_ms, queue, dropped))
     node_demand = np.array([d.demand for d in out], dtype=float)
     share = np.zeros(len(arrays.ids))
     src = arrays.node_of[on]

@@ -69,6 +69,11 @@ class NodeMetrics:
     # the source has none. With rpc_latency_ms it says how much more is asked than served
     # (decision/demand.py, Little's law).
     rpc_queue_length: float | None = None
+    # Calls the server refused or dropped without an answer, per second (HBase /jmx IPC
+    # exceptions.callQueueTooBig + exceptions.callDropped + exceptions.callTimedOut, a counter
+    # the collector turns into a rate); None when the source has none. Demand the server did
+    # not serve (decision/demand.py).
+    rpc_dropped_per_s: float | None = None
 
 
 @dataclass(frozen=True)

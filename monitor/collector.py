@@ -81,7 +81,7 @@ def _finite(x: float | None) -> bool:
 
 class _NodeTrack:
     __slots__ = ("smoothers", "seen_at", "fresh", "reason", "profile", "latency", "latency_at",
-                 "queue", "queue_at")
+                 "queue", "queue_at", "dropped", "dropped_at", "dropped_counter")
 
     def __init__(self, alpha: float):
         self.smoothers = {m: BrownSmoother(alpha) for m in NODE_METRICS}
@@ -89,10 +89,22 @@ class _NodeTrack:
         self.latency_at: float | None = None  # poll time of its latest value
         self.queue = BrownSmoother(alpha)  # rpc_queue_length, smoothed like the rest
         self.queue_at: float | None = None
+        self.dropped = BrownSmoother(alpha)  # rpc_dropped_per_s, from a cumulative counter
+        self.dropped_at: float | None = None
+        self.dropped_counter: tuple[float, float] | None = None  # (value, source taken_at)
         self.seen_at: float | None = None  # poll time it was last reported (None: not yet)
         self.fresh = False  # its latest poll gave complete, fresh metrics
         self.reason = "no sample yet"
         self.profile: str | None = None
+
+    def count_dropped(self, value: float, taken_at: float, now: float) -> None:
+        """Fold one reading of the dropped-calls counter: a rate once there are two readings
+        in order; a counter that went back (the server restarted) is a new baseline."""
+        previous, self.dropped_counter = self.dropped_counter, (value, taken_at)
+        if previous is None or value < previous[0] or taken_at <= previous[1]:
+            return
+        self.dropped.update((value - previous[0]) / (taken_at - previous[1]))
+        self.dropped_at = now
 
 
 class _PartitionTrack:
@@ -187,6 +199,9 @@ class Collector:
                 if server in self._nodes and _finite(calls) and calls >= 0:
                     self._nodes[server].queue.update(float(calls))
                     self._nodes[server].queue_at = now
+            for server, total in s.server_dropped_calls.items():
+                if server in self._nodes and _finite(total) and total >= 0:
+                    self._nodes[server].count_dropped(float(total), s.taken_at, now)
 
         seen = 0
         for s in samples:
@@ -337,9 +352,12 @@ class Collector:
                            if track.latency_at == last else None)  # only a current one
                 queue = (track.queue.value(s.smoothing_output, 0.0)
                          if track.queue_at == last else None)
+                dropped = (track.dropped.value(s.smoothing_output, 0.0)
+                           if track.dropped_at == last else None)
                 metrics = NodeMetrics(**{
                     m: track.smoothers[m].value(s.smoothing_output, 0.0, 1.0)
-                    for m in NODE_METRICS}, rpc_latency_ms=latency, rpc_queue_length=queue)
+                    for m in NODE_METRICS}, rpc_latency_ms=latency, rpc_queue_length=queue,
+                    rpc_dropped_per_s=dropped)
             profile = track.profile if track.profile in PROFILES else "default"
             nodes.append(Node(id=node_id, profile=profile, state="active", metrics=metrics))
 

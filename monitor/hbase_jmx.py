@@ -32,6 +32,10 @@ queues exist only when hbase.ipc.server.callqueue.read.ratio splits them, a miss
 0; none of the four present: no figure), in `Sample.server_queue_length`. The queue is bounded
 (hbase.ipc.server.max.callqueue.length, 10 x handlers by default): beyond it HBase refuses calls
 (`exceptions.callQueueTooBig`), so on a server far past saturation it reads at most that.
+Calls not served: the same bean's `exceptions.callQueueTooBig` (refused, queue full) +
+`exceptions.callDropped` (dropped by the call queue's policy) + `exceptions.callTimedOut` (its
+client's deadline passed while it waited), counters since the server started, in
+`Sample.server_dropped_calls`: the demand a saturated server did not serve.
 
 Process CPU (`hbase_process_cpu`): a third query, `java.lang:type=OperatingSystem`
 `ProcessCpuLoad` (the JVM's CPU use over the last interval as a fraction of all the machine's
@@ -189,6 +193,23 @@ def parse_call_queue(ipc_bean: dict[str, Any] | None) -> float | None:
     return float(sum(values))
 
 
+# Calls a server refused or dropped without an answer (counters of the IPC bean, HBase 2.6.4).
+DROPPED_CALLS = ("exceptions.callQueueTooBig", "exceptions.callDropped", "exceptions.callTimedOut")
+
+
+def parse_dropped_calls(ipc_bean: dict[str, Any] | None) -> float | None:
+    """Calls refused or dropped unanswered since the server started, or None (none of the
+    counters reported, or one NaN or negative)."""
+    bean = ipc_bean or {}
+    present = [q for q in DROPPED_CALLS if q in bean]
+    if not present:
+        return None
+    values = [_finite(bean[q]) for q in present]
+    if any(math.isnan(v) or v < 0 for v in values):
+        return None
+    return float(sum(values))
+
+
 def process_cpu_samples(cpu: dict[str, float | None], reasons: dict[str, str],
                         mode: str) -> list[HostSample]:
     """Process-scoped HostSamples for the servers whose own CPU is wanted: all (`always`) or
@@ -301,18 +322,18 @@ class HBaseJmxSource:
             return None, str(err)
         return cpu, "" if cpu is not None else f"hbase {url}: no usable {OS_BEAN} ProcessCpuLoad"
 
-    def _rpc_latency(self, url: str) -> tuple[float | None, float | None]:
-        """The server's mean call time and calls waiting in its call queues, each or both
-        None; never raises (optional metrics)."""
+    def _rpc_latency(self, url: str) -> tuple[float | None, float | None, float | None]:
+        """The server's mean call time, calls waiting in its call queues and calls dropped
+        since it started, each None when not reported; never raises (optional metrics)."""
         try:
             bean = _bean(self._get(url, IPC_BEAN), IPC_BEAN, url)
         except JmxError as err:
             log.debug("%s", err)
-            return None, None
-        return parse_call_time(bean), parse_call_queue(bean)
+            return None, None, None
+        return parse_call_time(bean), parse_call_queue(bean), parse_dropped_calls(bean)
 
     def _poll_server(self, url: str) -> tuple[str, list[PartitionSample], tuple[float | None, str],
-                                              tuple[float | None, float | None]]:
+                                              tuple[float | None, float | None, float | None]]:
         server, parts = self._poll_regions(url)
         return server, parts, self._process_cpu(url), self._rpc_latency(url)
 
@@ -349,9 +370,10 @@ class HBaseJmxSource:
         cpu_reasons: dict[str, str] = {}
         latency: dict[str, float] = {}
         queue: dict[str, float] = {}
+        dropped: dict[str, float] = {}
         for url, future in futures:
             try:
-                server, parts, (cpu_value, cpu_reason), (call_ms, waiting) = future.result()
+                server, parts, (cpu_value, cpu_reason), (call_ms, waiting, lost) = future.result()
             except JmxError as err:
                 log.warning("%s", err)
                 errors.append(str(err))
@@ -369,6 +391,8 @@ class HBaseJmxSource:
                 latency[server] = call_ms
             if waiting is not None:
                 queue[server] = waiting
+            if lost is not None:
+                dropped[server] = lost
             no_ops = sum(1 for p in parts if math.isnan(p.reads) or math.isnan(p.scans)
                          or math.isnan(p.writes))
             if no_ops:
@@ -382,7 +406,7 @@ class HBaseJmxSource:
         hosts = process_cpu_samples(cpu, cpu_reasons, self.settings.hbase_process_cpu)
         return Sample(taken_at=taken_at, partitions=tuple(partitions), servers=tuple(servers),
                       hosts=tuple(hosts), errors=tuple(errors), server_latency_ms=latency,
-                      server_queue_length=queue)
+                      server_queue_length=queue, server_dropped_calls=dropped)
 
     def _with_admin_metrics(self, partitions: list[PartitionSample],
                             errors: list[str]) -> list[PartitionSample]:

@@ -54,6 +54,9 @@ class Sample:
     # Data-store server id -> calls waiting in its RPC call queues, as the server reports it.
     # Optional: a node without one has rpc_queue_length None.
     server_queue_length: dict[str, float] = field(default_factory=dict)
+    # Data-store server id -> calls it refused or dropped unanswered since it started (a
+    # cumulative counter; the collector makes it a rate). Optional.
+    server_dropped_calls: dict[str, float] = field(default_factory=dict)
 
 
 @runtime_checkable

@@ -57,7 +57,8 @@ def test_the_contract_example_reads_into_the_model():
     assert snap.partitions[1].locality == 1.0  # default: all local
 
 
-@pytest.mark.parametrize("field, value", [("rpc_latency_ms", 37), ("rpc_queue_length", 120)])
+@pytest.mark.parametrize("field, value", [("rpc_latency_ms", 37), ("rpc_queue_length", 120),
+                                          ("rpc_dropped_per_s", 2500)])
 def test_server_figures_are_optional_and_round_trip(tmp_path, field, value):
     data = good()
     assert getattr(snapshot_from_data(data, "s.yaml").nodes[0].metrics, field) is None  # old form

@@ -397,3 +397,23 @@ def test_server_queue_length_is_smoothed_onto_the_node_and_optional():
     assert by_id["rs2,16020"].rpc_queue_length is None
     c.poll(60.0)
     assert {n.id: n.metrics.rpc_queue_length for n in c.snapshot(60.0).nodes}["rs1,16020"] is None
+
+
+def test_dropped_calls_become_a_rate_and_a_restart_is_a_new_baseline():
+    """The cumulative count of calls a server refused or dropped is a per-second rate from the
+    second reading on; a count that goes back (the server restarted) gives no rate that poll."""
+    servers = ("rs1,16020",)
+
+    def at(t, total):
+        return Sample(taken_at=t, hosts=(host("rs1"),), servers=servers,
+                      server_dropped_calls={} if total is None else {"rs1,16020": total})
+    src = Scripted(at(0.0, 1000.0), at(30.0, 4000.0), at(60.0, 10.0), at(90.0, None))
+    c = Collector([src], S)
+    c.poll(0.0)
+    assert c.snapshot(0.0).nodes[0].metrics.rpc_dropped_per_s is None  # one reading: no rate
+    c.poll(30.0)
+    assert c.snapshot(30.0).nodes[0].metrics.rpc_dropped_per_s == pytest.approx(100.0)
+    c.poll(60.0)
+    assert c.snapshot(60.0).nodes[0].metrics.rpc_dropped_per_s is None  # restarted
+    c.poll(90.0)
+    assert c.snapshot(90.0).nodes[0].metrics.rpc_dropped_per_s is None  # not reported

@@ -409,6 +409,30 @@ def test_calls_waiting_in_the_client_call_queues_are_the_servers_queue(jmx_serve
     assert sample.server_queue_length.get(server) == expected
 
 
+@pytest.mark.parametrize("counters, expected", [
+    ({}, 0.0),  # the recorded bean: nothing refused
+    ({"exceptions.callQueueTooBig": 700, "exceptions.callTimedOut": 300}, 1000.0),
+    ({"exceptions.callDropped": math.nan}, None), (None, None),
+])
+def test_calls_refused_or_dropped_are_counted_per_server(jmx_server, counters, expected):
+    """The recorded HBase 2.6.4 IPC bean's counters of calls refused (queue full), dropped and
+    timed out while waiting, summed: what a saturated server did not serve."""
+    from monitor.hbase_jmx import DROPPED_CALLS
+    a = serve(jmx_server, "rs1")
+    ipc = copy.deepcopy(IPC)
+    assert all(q in ipc for q in DROPPED_CALLS)
+    if counters is None:
+        for q in DROPPED_CALLS:
+            del ipc[q]
+    else:
+        ipc.update(counters)
+    a.answers[IPC_BEAN] = ipc
+    sample = HBaseJmxSource(settings(a.url)).sample()
+    server = ",".join(server_bean("rs1")["tag.serverName"].split(",")[:2])
+    assert sample.errors == () and sample.partitions
+    assert sample.server_dropped_calls.get(server) == expected
+
+
 def hbase_jmx_queues():
     from monitor.hbase_jmx import CALL_QUEUES
     return CALL_QUEUES
