@@ -246,7 +246,7 @@ class ApiServer:
     def _error(self, status: int, message: str) -> Any:
         return self._json({"error": message}, status)
 
-    async def _body(self, request: Any, model: type[BaseModel]) -> Any:
+    async def _body(self, request: web.Request, model: type[BaseModel]) -> Any:
 
         data = await read_json(request, self.settings.request_timeout_s)
         return parse_model(model, data, "request body")
@@ -290,15 +290,15 @@ class ApiServer:
             "now_unix_s": now,
         }
 
-    async def get_status(self, request: Any) -> Any:
+    async def get_status(self, request: web.Request) -> Any:
         return self._json(self._shown(request, self.status_doc()))
 
-    async def get_decisions(self, request: Any) -> Any:
+    async def get_decisions(self, request: web.Request) -> Any:
         limit = query_int(request, "limit", 20, 1, 1_000_000)
         items = self.live.copy()["decisions"]
         return self._json(self._shown(request, {"decisions": items[-limit:][::-1]}))
 
-    def _shown(self, request: Any, doc: dict[str, Any]) -> dict[str, Any]:
+    def _shown(self, request: web.Request, doc: dict[str, Any]) -> dict[str, Any]:
         """`doc` as the caller may see it: in full for an operator; for an open read, without
         the free text operators typed (reasons, who), which may name people, tickets or
         worse, in its fields and in the hold words quoting it."""
@@ -316,7 +316,7 @@ class ApiServer:
             self._typed.pop(next(iter(self._typed)))
         return _masked(doc, sorted(self._typed, key=len, reverse=True))
 
-    async def post_plan(self, request: Any) -> Any:
+    async def post_plan(self, request: web.Request) -> Any:
         if self.dry_run is None:
             return self._error(503, "no dry run in this process")
         doc = await self._in_thread(self.dry_run)
@@ -325,7 +325,7 @@ class ApiServer:
         return self._json(doc)
 
     # ---- changes -----------------------------------------------------------------------
-    async def post_pause(self, request: Any) -> Any:
+    async def post_pause(self, request: web.Request) -> Any:
         body = await self._body(request, PauseBody)
         now = self.wall()
         pause = Pause(reason=body.reason, by=body.by or _peer(request), at_unix_s=now,
@@ -337,14 +337,14 @@ class ApiServer:
                       until_unix_s=pause.until_unix_s, stop_plan=pause.stop_plan)
         return self._json(self.status_doc())
 
-    async def post_resume(self, request: Any) -> Any:
+    async def post_resume(self, request: web.Request) -> Any:
         body = await self._body(request, ByBody)
         await self._in_thread(self._change, lambda s: replace(s, pause=None))
         log.warning("resumed by %s", body.by or _peer(request), extra={"event": "control.resumed"})
         self._command("resume", body.by or _peer(request), "")
         return self._json(self.status_doc())
 
-    async def put_size(self, request: Any) -> Any:
+    async def put_size(self, request: web.Request) -> Any:
         body = await self._body(request, SizeBody)
         if body.min > body.max:
             raise BadInput("request body", "min", f"at most max ({body.max}), got {body.min}")
@@ -361,12 +361,12 @@ class ApiServer:
                       max=pin.max_nodes)
         return self._json(self.status_doc())
 
-    async def delete_size(self, request: Any) -> Any:
+    async def delete_size(self, request: web.Request) -> Any:
         await self._in_thread(self._change, lambda s: replace(s, pin=None))
         self._command("unpin", _peer(request), "")
         return self._json(self.status_doc())
 
-    async def put_protection(self, request: Any) -> Any:
+    async def put_protection(self, request: web.Request) -> Any:
         node = _node_of(request)
         body = await self._body(request, ProtectBody)
         snapshot, _ = self.live.latest()
@@ -384,7 +384,7 @@ class ApiServer:
         self._command(f"protect {node}", prot.by, prot.reason, node=node)
         return self._json(self.status_doc())
 
-    async def put_windows(self, request: Any) -> Any:
+    async def put_windows(self, request: web.Request) -> Any:
 
         body = await self._body(request, WindowsBody)
         o = WindowsOverride(windows=body.windows, timezone=body.timezone,
@@ -395,12 +395,12 @@ class ApiServer:
                       timezone=o.timezone)
         return self._json(self.status_doc())
 
-    async def delete_windows(self, request: Any) -> Any:
+    async def delete_windows(self, request: web.Request) -> Any:
         await self._in_thread(self._change, lambda s: replace(s, windows=None))
         self._command("windows cleared", _peer(request), "the config's windows again")
         return self._json(self.status_doc())
 
-    async def delete_protection(self, request: Any) -> Any:
+    async def delete_protection(self, request: web.Request) -> Any:
         node = _node_of(request)
         await self._in_thread(self._change, lambda s: replace(
             s, protected={n: p for n, p in s.protected.items() if n != node}))
@@ -430,7 +430,7 @@ def _masked(doc: Any, typed: list[str], key: str = "") -> Any:
     return doc
 
 
-def _node_of(request: Any) -> str:
+def _node_of(request: web.Request) -> str:
     """The node id in the path, checked before it is stored or echoed (no paths, bounded)."""
     node = request.match_info["node"]
     try:
@@ -440,7 +440,7 @@ def _node_of(request: Any) -> str:
                        + (f" ({len(node)} characters)" if len(node) > 40 else "")) from None
 
 
-def _peer(request: Any) -> str:
+def _peer(request: web.Request) -> str:
     return f"api@{request.remote or '?'}"
 
 

@@ -93,7 +93,7 @@ class EventHub:
                 sub.offer(("changed", None))
 
 
-def shown(server: Any, request: Any, event: Event) -> dict[str, Any]:
+def shown(server: Any, request: web.Request, event: Event) -> dict[str, Any]:
     """An event as the caller may see it: in full for an operator; for an open read without
     the free text operators typed (a command's reason and who; hold words quoting them), as
     the API's own status (controller.api.ApiServer._shown)."""
@@ -121,7 +121,7 @@ def add_event_routes(app: Any, server: Any) -> None:
     app.on_startup.append(on_startup)
     app.on_shutdown.append(on_shutdown)
 
-    async def get_events(request: Any) -> Any:
+    async def get_events(request: web.Request) -> Any:
         after = query_int(request, "after", 0, 0, 999_999_999)
         limit = query_int(request, "limit", 100, 1, keep)
         kinds = parse_kinds(request.query.get("kind"), "query")
@@ -129,7 +129,7 @@ def add_event_routes(app: Any, server: Any) -> None:
         return server._json({"events": [shown(server, request, e) for e in items],
                              "last_id": store.last_id})
 
-    async def stream(request: Any) -> Any:
+    async def stream(request: web.Request) -> Any:
 
         kinds = parse_kinds(request.query.get("kind"), "query")
         header = request.headers.get("Last-Event-ID", "")

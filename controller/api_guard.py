@@ -111,7 +111,7 @@ class Guard:
         except ValueError:
             return host in self.hosts
 
-    def authorized(self, request: Any) -> bool:
+    def authorized(self, request: web.Request) -> bool:
         header = request.headers.get("Authorization", "")
         scheme, _, given = header.partition(" ")
         if self.token is None or scheme.lower() != "bearer":
@@ -123,11 +123,11 @@ class Guard:
     def middleware(self) -> Any:
 
         @web.middleware
-        async def guard(request: Any, handler: Any) -> Any:
+        async def guard(request: web.Request, handler: Any) -> Any:
             return await self.handle(request, handler)
         return guard
 
-    async def handle(self, request: Any, handler: Any) -> Any:
+    async def handle(self, request: web.Request, handler: Any) -> Any:
 
         if not self.host_allowed(request.headers.get("Host")):
             return error(421, "this API answers to its own address, the loopback names and "
@@ -191,7 +191,7 @@ def is_public(path: str) -> bool:
     return path == "/" or path.startswith("/console/")
 
 
-def same_origin(request: Any) -> bool:
+def same_origin(request: web.Request) -> bool:
     """False when the browser says the request comes from another origin (its Origin header,
     or Sec-Fetch-Site when there is no Origin); tools that send neither (curl, the CLI) pass."""
     origin = request.headers.get("Origin")
@@ -204,7 +204,7 @@ def error(status: int, message: str, headers: dict[str, str] | None = None) -> A
     return web.json_response({"error": message}, status=status, headers=headers)
 
 
-async def read_json(request: Any, timeout_s: float) -> Any:
+async def read_json(request: web.Request, timeout_s: float) -> Any:
     """The request's JSON body ({} when empty), read within `timeout_s` and parsed with the
     same depth and number limits as every file metctl reads."""
     try:
@@ -220,7 +220,7 @@ async def read_json(request: Any, timeout_s: float) -> Any:
     return parse_json(text, "request body", "JSON")
 
 
-def query_int(request: Any, name: str, default: int, low: int, high: int) -> int:
+def query_int(request: web.Request, name: str, default: int, low: int, high: int) -> int:
     """A whole-number query parameter in [low, high] (ASCII digits only: `²` is a digit to
     str.isdigit, not to int)."""
     raw = request.query.get(name)

@@ -36,6 +36,8 @@ from controller.events import step_words
 from controller.telemetry import decision_kind
 from dataclasses import asdict
 from decision.protection import keep_nodes
+from decision.model import Plan
+from decision.model import ClusterSnapshot
 
 Day = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 DAYS: tuple[Day, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -367,14 +369,14 @@ class ControlGate:
             return policy
         return policy.model_copy(update={"min_nodes": pin.min_nodes, "max_nodes": pin.max_nodes})
 
-    def protect(self, plan: Any) -> Any:
+    def protect(self, plan: Plan) -> Any:
         protected = self.state.protected
         if not protected:
             return plan
         return keep_nodes(plan, {n: f"protected by {p.by}: {p.reason}" if p.reason
                                  else f"protected by {p.by}" for n, p in protected.items()})
 
-    def hold(self, plan: Any) -> tuple[str, str] | None:
+    def hold(self, plan: Plan) -> tuple[str, str] | None:
         """(cause, words) when this plan must not start, else None."""
         now = self.wall()
         if self.settings.mode == "observe":
@@ -434,8 +436,8 @@ class LiveStatus:
         self._record = record
         self.decisions: deque[dict[str, Any]] = deque(maxlen=keep)
         self.last_decision: dict[str, Any] | None = None
-        self.last_plan: Any = None
-        self.last_snapshot: Any = None
+        self.last_plan: Plan | None = None
+        self.last_snapshot: ClusterSnapshot | None = None
         self.last_snapshot_unix_s: float | None = None
         self.plan_in_flight: dict[str, Any] | None = None
         self.plan_steps: list[dict[str, Any]] = []  # the plan in flight's steps (console)
@@ -449,7 +451,7 @@ class LiveStatus:
     def on_error(self, now: float, error: BaseException) -> None:
         pass
 
-    def on_decision(self, now: float, plan: Any, plan_id: str | None, snapshot: Any) -> None:
+    def on_decision(self, now: float, plan: Plan, plan_id: str | None, snapshot: ClusterSnapshot) -> None:
         entry = {
             "at_unix_s": self._wall(), "kind": decision_kind(plan), "plan_id": plan_id,
             "reason": plan.reason, "hold": None,

@@ -14,7 +14,7 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from controller.control import ControlGate, LiveStatus
 from controller.errors import BadInput
@@ -29,6 +29,10 @@ from controller.control import ControlSettings
 from controller.control_store import default_state_path, open_control_store
 from controller.telemetry import Telemetry
 from decision import decide
+from decision.model import Plan
+
+if TYPE_CHECKING:  # the config imports the sections this module serves
+    from controller.config import MetctlConfig
 
 log = logging.getLogger("metctl.control")
 
@@ -55,7 +59,7 @@ class _ProgressExecutor:
     def busy(self) -> bool:
         return self._executor.busy
 
-    def submit(self, plan: Any, plan_id: str) -> None:
+    def submit(self, plan: Plan, plan_id: str) -> None:
         self._executor.submit(plan, plan_id)
 
     def tick(self) -> Any:
@@ -97,7 +101,7 @@ class DecisionLog:
 
 
 class ControlPlane:
-    def __init__(self, config: Any, *, leadership: Any = None, telemetry: Any = None,
+    def __init__(self, config: MetctlConfig, *, leadership: Any = None, telemetry: Any = None,
                  wall_clock: Any = time.time):
 
         self.config, self.settings = config, config.control
@@ -212,7 +216,7 @@ class ControlPlane:
         self.store.close()
 
 
-def with_control_overrides(config: Any, *, api: str | None = None, observe: bool = False) -> Any:
+def with_control_overrides(config: MetctlConfig, *, api: str | None = None, observe: bool = False) -> MetctlConfig:
     """`metctl run --api HOST:PORT --observe` on top of the config's control section."""
     update: dict[str, Any] = {}
     if api is not None:

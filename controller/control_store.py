@@ -19,12 +19,15 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from common.files import write_atomic
 from controller.control import ControlState, Pause
 from controller.errors import BadInput
 from common.documents import MAX_SMALL_BYTES, parse_json, read_bytes
+
+if TYPE_CHECKING:  # the config imports the sections this module serves
+    from controller.config import MetctlConfig
 
 log = logging.getLogger("metctl.control")
 
@@ -33,7 +36,7 @@ class ControlStoreError(RuntimeError):
     """A change could not be stored (ZooKeeper unreachable, a file not writable)."""
 
 
-def default_state_path(config: Any) -> Path:
+def default_state_path(config: MetctlConfig) -> Path:
     """control.state_path, else control.json beside the decision memory (or the journal)."""
     if config.control.state_path:
         return Path(config.control.state_path)
@@ -177,7 +180,7 @@ class ZooKeeperControlStore:
                 pass
 
 
-def open_control_store(config: Any) -> FileControlStore | ZooKeeperControlStore:
+def open_control_store(config: MetctlConfig) -> FileControlStore | ZooKeeperControlStore:
     if config.ha.enabled:
         return ZooKeeperControlStore(config.ha, config.cluster)
     return FileControlStore(default_state_path(config))

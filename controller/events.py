@@ -24,6 +24,8 @@ from typing import Any
 from common.redact import redact
 from controller.errors import BadInput
 from controller.telemetry import decision_kind
+from decision.model import Plan
+from decision.model import ClusterSnapshot
 
 log = logging.getLogger("metctl.events")
 
@@ -96,7 +98,7 @@ def parse_kinds(text: str | None, where: str) -> frozenset[str] | None:
     return kinds
 
 
-def snapshot_summary(snapshot: Any) -> dict[str, float]:
+def snapshot_summary(snapshot: ClusterSnapshot) -> dict[str, float]:
     """What a plan's effect is measured on: node count, busiest and mean node cpu, requests/s,
     slowest node's server latency (when the source reports one)."""
     cpus = [n.metrics.cpu for n in snapshot.nodes if n.metrics is not None]
@@ -136,7 +138,7 @@ class EventRecorder:
     def on_sample(self, now: float, samples_since_clear: int) -> None:
         pass
 
-    def on_decision(self, now: float, plan: Any, plan_id: str | None, snapshot: Any) -> None:
+    def on_decision(self, now: float, plan: Plan, plan_id: str | None, snapshot: ClusterSnapshot) -> None:
 
         summary = snapshot_summary(snapshot)
         for ended in self._ended:

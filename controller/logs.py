@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from typing import IO, Any
 
 from common.redact import MASK, redact  # shared with error lines, the journal, status
+from decision.model import Plan
 
 ROOT = "metctl"
 
@@ -104,7 +105,7 @@ def setup_logging(settings: Any = None, stream: IO[str] | None = None) -> loggin
 
 
 # ---- what the loop reports ------------------------------------------------------------------
-def log_decision(logger: logging.Logger, plan: Any, plan_id: str | None) -> None:
+def log_decision(logger: logging.Logger, plan: Plan, plan_id: str | None) -> None:
     """One line per decision: its reason, sizing and how many actions, with the plan id."""
     logger.info(
         "decision: %s", plan.reason or plan.sizing.reason or "no change",

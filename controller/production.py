@@ -18,19 +18,24 @@ import logging
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, IO, TYPE_CHECKING
 
 from common.files import write_atomic
 from controller.ha import FencedDriver, FencedExecutor, Leadership, fence_drivers, install_sigterm, read_leader
 from controller.logs import setup_logging
 from controller.telemetry import (NullTelemetry, StepWatcher, Telemetry, TelemetryObserver,
                                   WatchedSource)
+from decision.model import Plan
+from decision.model import ClusterSnapshot
+
+if TYPE_CHECKING:  # the config imports the sections this module serves
+    from controller.config import MetctlConfig
 
 log = logging.getLogger("metctl.run")
 
 
 class Production:
-    def __init__(self, config: Any, *, stream: IO[str] | None = None):
+    def __init__(self, config: MetctlConfig, *, stream: IO[str] | None = None):
         self.config = config
         self.logger = setup_logging(config.telemetry, stream)
         self.leadership = Leadership(config.ha, config.cluster)
@@ -82,7 +87,7 @@ class Production:
         self.telemetry.close()
 
 
-def decision_record_path(config: Any) -> Path | None:
+def decision_record_path(config: MetctlConfig) -> Path | None:
     """Where the leader keeps its last decision for `metctl status`: beside the journal."""
     journal = str(config.executor.journal_path)
     if journal == ":memory:" or journal.startswith("file:"):
@@ -110,7 +115,7 @@ class DecisionRecorder:
     def on_error(self, now: float, error: BaseException) -> None:
         pass
 
-    def on_decision(self, now: float, plan: Any, plan_id: str | None, snapshot: Any) -> None:
+    def on_decision(self, now: float, plan: Plan, plan_id: str | None, snapshot: ClusterSnapshot) -> None:
         if not self.leadership.is_leader():
             return
         self.last = {
@@ -148,7 +153,7 @@ class DecisionRecorder:
                         extra={"event": "status.write_error"})
 
 
-def status_of(config: Any, *, journal_path: str | None = None,
+def status_of(config: MetctlConfig, *, journal_path: str | None = None,
               zookeeper_timeout_s: float = 5.0) -> dict[str, Any]:
     """For `metctl status`: who leads (asked from ZooKeeper, or 'alone') and the leader's last
     decision with its reasons (kept beside `journal_path`, default the config's). Never

@@ -12,16 +12,19 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from common.locking import Held, hold
 from controller.errors import BadInput
 from controller.control_store import default_state_path
 
+if TYPE_CHECKING:  # the config imports the sections this module serves
+    from controller.config import MetctlConfig
+
 LOCK_NAME = "metctl.lock"
 
 
-def state_directories(config: Any, *, live: bool) -> list[Path]:
+def state_directories(config: MetctlConfig, *, live: bool) -> list[Path]:
     """The directories this run writes state into (each once), when HA is off."""
 
     if config.ha.enabled:
@@ -39,7 +42,7 @@ def state_directories(config: Any, *, live: bool) -> list[Path]:
 
 
 @contextlib.contextmanager
-def one_daemon(config: Any, *, live: bool) -> Iterator[None]:
+def one_daemon(config: MetctlConfig, *, live: bool) -> Iterator[None]:
     """Hold the lock of every state directory of this run, or raise BadInput (exit 2)."""
     holds = []
     try:

@@ -17,6 +17,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from controller.logs import log_action
 import time
+from decision.model import Plan
+from decision.model import ClusterSnapshot
 
 log = logging.getLogger("metctl.telemetry")
 
@@ -182,10 +184,10 @@ class Telemetry:
     def set_leader(self, leader: bool, why: str = "") -> None:
         self.m["metctl_leader"].labels(identity=self.identity).set(1 if leader else 0)
 
-    def record_snapshot(self, snapshot: Any) -> None:
+    def record_snapshot(self, snapshot: ClusterSnapshot) -> None:
         self.m["metctl_cluster_nodes"].set(len(snapshot.nodes))
 
-    def record_plan(self, plan: Any, at_unix_s: float) -> None:
+    def record_plan(self, plan: Plan, at_unix_s: float) -> None:
         """A decision: target size, per-node verdicts, per-group counts, decision kind."""
         self.m["metctl_cluster_target_nodes"].set(plan.sizing.target)
         verdicts = self.m["metctl_node_verdict"]
@@ -227,7 +229,7 @@ class Telemetry:
         self.m["metctl_metric_staleness_seconds"].labels(source=label_token(source)).set(age_s)
 
 
-def decision_kind(plan: Any) -> str:
+def decision_kind(plan: Plan) -> str:
     """scale_out / scale_in / rebalance / none — the enumerated kind of a decision."""
     if plan.sizing.delta > 0:
         return "scale_out"
@@ -256,7 +258,7 @@ class TelemetryObserver:
     def on_sample(self, now: float, samples_since_clear: int) -> None:
         pass
 
-    def on_decision(self, now: float, plan: Any, plan_id: str | None, snapshot: Any) -> None:
+    def on_decision(self, now: float, plan: Plan, plan_id: str | None, snapshot: ClusterSnapshot) -> None:
         self.telemetry.record_snapshot(snapshot)
         self.telemetry.record_plan(plan, self._wall())
 

@@ -207,15 +207,15 @@ def _command(config_path, once, out_dir, api, observe, snapshots_dir, keep_snaps
         if once:
             run.run(rounds=1)
         elif console.is_terminal:
-            with Live(view.render(), console=console, refresh_per_second=4, transient=False) as live:
+            with Live(view.render(), console=console, refresh_per_second=4, transient=False) as screen:
                 last = [0.0]
 
                 def refresh(now: float) -> None:
                     if time.perf_counter() - last[0] > 0.2:
-                        live.update(view.render())
+                        screen.update(view.render())
                         last[0] = time.perf_counter()
                 run.run(progress=refresh)
-                live.update(view.render())
+                screen.update(view.render())
         else:
             # No terminal (CI, systemd): the live view degrades to log lines.
             next_line = [0.0]

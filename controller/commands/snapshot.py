@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 import click
 from pydantic import ValidationError
@@ -32,6 +32,9 @@ from monitor.settings import MonitorSettings
 from controller.live import open_cassandra
 from monitor.live import cassandra_sources
 from pathlib import Path
+
+if TYPE_CHECKING:  # the config imports the sections this module serves
+    from controller.config import MetctlConfig
 
 _FLAG_OF = {"ganglia_endpoints": "--ganglia", "hbase_jmx_urls": "--hbase-jmx",
             "prometheus_url": "--prometheus"}
@@ -166,7 +169,7 @@ def command(config_file: str | None, ganglia: tuple[str, ...], prometheus: str |
             store.close()
 
 
-def _cassandra_sources(config: Any, settings: MonitorSettings, path: str) -> tuple[Any, list[Any]]:
+def _cassandra_sources(config: MetctlConfig, settings: MonitorSettings, path: str) -> tuple[Any, list[Any]]:
     """datastore.driver cassandra: each node's system_views and gossip's server list (plus
     Ganglia if configured), through the same driver `metctl run` opens (read-only here)."""
 

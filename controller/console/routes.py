@@ -32,18 +32,18 @@ def add_console_routes(view: Any) -> Any:
         page = _asset("index.html")
         assets = {name: (_asset(name), kind) for name, kind in ASSETS.items()}
 
-        async def index(request: Any) -> Any:
+        async def index(request: web.Request) -> Any:
             return web.Response(body=page, content_type="text/html", charset="utf-8",
                                 headers={"Cache-Control": "no-store"})
 
-        async def asset(request: Any) -> Any:
+        async def asset(request: web.Request) -> Any:
             found = assets.get(request.match_info["name"])
             if found is None:
                 raise web.HTTPNotFound(reason="no such console asset")
             return web.Response(body=found[0], content_type=found[1],
                                 headers={"Cache-Control": "no-cache"})
 
-        async def cluster(request: Any) -> Any:
+        async def cluster(request: web.Request) -> Any:
             if not server.settings.console_read_without_token and not bool(request.get(OPERATOR)):
                 # (with read_requires_token the common middleware has refused it already)
                 return server._error(401, "a valid bearer token is required to read the "
@@ -56,7 +56,7 @@ def add_console_routes(view: Any) -> Any:
             # a read-only view does not show the free text operators typed (protection reasons)
             return server._json(server._shown(request, doc))
 
-        async def session(request: Any) -> Any:
+        async def session(request: web.Request) -> Any:
             # what the page may show with the token it holds (booleans only: the page asks
             # before it reads, so a locked view makes no request that would be refused)
             authorized = bool(request.get(OPERATOR))

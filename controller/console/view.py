@@ -27,13 +27,15 @@ import numpy as np
 
 from decision.model import GROUPS
 from decision.placement import classify
+from decision.model import Plan
+from decision.model import ClusterSnapshot
 
 HOUR_S = 3600.0
 BUSIEST = 12
 STATE_WORDS = {"active": "serving", "booting": "booting", "draining": "draining"}
 
 
-def table_latency(snapshot: Any) -> dict[str, float]:
+def table_latency(snapshot: ClusterSnapshot) -> dict[str, float]:
     """Per table: the request-weighted mean server latency of the nodes serving it (ms)."""
     lat = {n.id: n.metrics.rpc_latency_ms for n in snapshot.nodes
            if n.metrics is not None and n.metrics.rpc_latency_ms is not None}
@@ -71,7 +73,7 @@ class ClusterView:
         if self.tenants is not None:
             self._record(now, self.tenants())
 
-    def on_decision(self, now: float, plan: Any, plan_id: str | None, snapshot: Any) -> None:
+    def on_decision(self, now: float, plan: Plan, plan_id: str | None, snapshot: ClusterSnapshot) -> None:
         self._verdicts = {n.node: n.verdict for n in plan.health.nodes}
         if self.tenants is None:
             self._record(now, table_latency(snapshot))
@@ -145,7 +147,7 @@ class ClusterView:
                         "max_ms": max(values), "share_over_slo": over})
         return out
 
-    def _build(self, now: float, snapshot: Any) -> dict[str, Any]:
+    def _build(self, now: float, snapshot: ClusterSnapshot) -> dict[str, Any]:
         # numpy over the partitions (one pass of Python to read them): a decision on 100,000
         # partitions must not wait seconds for the console (bench/bench_console.py)
         per_node: dict[str, dict[str, Any]] = {}

@@ -9,6 +9,7 @@ from typing import Any
 
 from controller.ha.fence import NotLeader
 from controller.ha.leadership import Leadership
+from decision.model import Plan
 
 
 class FencedDriver:
@@ -89,7 +90,7 @@ class FencedExecutor:
             self.executor.resume()
             self._synced = True
 
-    def submit(self, plan: Any, plan_id: str) -> None:
+    def submit(self, plan: Plan, plan_id: str) -> None:
         with self.leadership.acting():
             self._ensure_synced()
             self.executor.submit(plan, plan_id)
