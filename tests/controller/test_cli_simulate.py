@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
 
 from controller.cli import main
+from controller.commands.run import DEMO_CONFIG
+from controller.config import load_config
 from tests.fixtures.simcluster import quiet_config, small_scenario_dict
 
 FIELDS = ("total_ops", "mean_throughput", "node_minutes", "max_nodes", "actions",
@@ -72,7 +75,9 @@ def test_bad_scenario_is_one_line_exit_2(tmp_path, capsys):
 def test_run_once_with_no_arguments(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["run", "--once"]) == 0
-    summary = json.loads((tmp_path / "out" / "run-met-elasticity" / "summary.json").read_text())
+    # the demo's scenario (configs/demo.yaml: simulator.scenario) names the report's directory
+    scenario = Path(load_config(DEMO_CONFIG).simulator.scenario).stem
+    summary = json.loads((tmp_path / "out" / f"run-{scenario}" / "summary.json").read_text())
     assert summary["policy"] == "met" and summary["decisions"] == 1
     assert "report in" in capsys.readouterr().out
 
