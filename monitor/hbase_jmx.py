@@ -53,7 +53,6 @@ checked — a non-finite value is missing, never used as a number.
 """
 from __future__ import annotations
 
-import json
 import logging
 import math
 import re
@@ -61,9 +60,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from urllib.parse import urlencode, urlsplit
 
-import requests
-
+from common.redact import redact
+from monitor.http_fetch import FetchError, shown_url
+from monitor.http_fetch import get as http_get
+from monitor.jmx_stream import BeanReader
 from monitor.settings import MonitorSettings
 from monitor.source import HostSample, PartitionSample, Sample
 
@@ -80,6 +82,9 @@ SCAN_METRICS = ("scanCount",)
 WRITE_METRICS = ("putCount", "deleteCount", "incrementCount", "appendCount")
 SYSTEM_NAMESPACE = "hbase"
 _MAX_PARALLEL = 8  # RegionServers polled at once
+
+class _NotJson(Exception):
+    """The answer's bytes are not a /jmx JSON document (raised from inside the read)."""
 
 
 class JmxError(Exception):
@@ -179,7 +184,6 @@ def parse_call_time(ipc_bean: dict[str, Any] | None) -> float | None:
 CALL_QUEUES = ("numCallsInGeneralQueue", "numCallsInReadQueue", "numCallsInWriteQueue",
                "numCallsInScanQueue")
 
-
 def parse_call_queue(ipc_bean: dict[str, Any] | None) -> float | None:
     """Calls waiting in the IPC bean's client call queues, or None (none of them reported, or
     one NaN or negative)."""
@@ -196,7 +200,6 @@ def parse_call_queue(ipc_bean: dict[str, Any] | None) -> float | None:
 # Calls a server refused or dropped without an answer (counters of the IPC bean, HBase 2.6.4).
 DROPPED_CALLS = ("exceptions.callQueueTooBig", "exceptions.callDropped", "exceptions.callTimedOut")
 
-
 def parse_dropped_calls(ipc_bean: dict[str, Any] | None) -> float | None:
     """Calls refused or dropped unanswered since the server started, or None (none of the
     counters reported, or one NaN or negative)."""
@@ -208,6 +211,18 @@ def parse_dropped_calls(ipc_bean: dict[str, Any] | None) -> float | None:
     if any(math.isnan(v) or v < 0 for v in values):
         return None
     return float(sum(values))
+
+
+# The attributes read of each bean, as regexes of their names (the rest of an answer is read
+# past, never kept; monitor/jmx_stream.py).
+_REGION_METRICS = "|".join((*READ_METRICS, *SCAN_METRICS, *WRITE_METRICS, "storeFileSize"))
+_KEEP: dict[str, bytes] = {
+    REGIONS_BEAN: rb'Namespace_[^"\\]*_metric_(?:' + _REGION_METRICS.encode() + rb")",
+    SERVER_BEAN: rb"tag\.serverName|tag\.Hostname|percentFilesLocal",
+    OS_BEAN: rb"ProcessCpuLoad",
+    IPC_BEAN: "|".join(re.escape(k) for k in ("TotalCallTime_mean", *CALL_QUEUES,
+                                               *DROPPED_CALLS)).encode(),
+}
 
 
 def process_cpu_samples(cpu: dict[str, float | None], reasons: dict[str, str],
@@ -228,7 +243,7 @@ def process_cpu_samples(cpu: dict[str, float | None], reasons: dict[str, str],
 
 def _bean(doc: Any, name: str, url: str) -> dict[str, Any] | None:
     if not isinstance(doc, dict) or not isinstance(doc.get("beans"), list):
-        raise JmxError(f"hbase {url}: /jmx answer has no 'beans' list")
+        raise JmxError(f"hbase {shown_url(url)}: /jmx answer has no 'beans' list")
     for bean in doc["beans"]:
         if isinstance(bean, dict) and bean.get("name") == name:
             return bean
@@ -252,8 +267,6 @@ class HBaseJmxSource:
         # more /jmx URLs asked for at each poll (e.g. the HBase driver's live servers, so the
         # RegionServers metctl launches are polled too); may raise: reported, configured URLs kept
         self.discover = discover
-        # One HTTP session per server: servers are polled in parallel, one thread per server.
-        self.sessions = {url: requests.Session() for url in self.urls}
 
     def _poll_urls(self, errors: list[str]) -> tuple[str, ...]:
         if self.discover is None:
@@ -264,69 +277,65 @@ class HBaseJmxSource:
             errors.append(f"hbase: server discovery failed ({type(err).__name__}: {err}); "
                           "polling the configured /jmx URLs only")
             return self.urls
-        urls = tuple(dict.fromkeys((*self.urls, *found)))
-        for url in urls:
-            if url not in self.sessions:
-                self.sessions[url] = requests.Session()
-        return urls
+        return tuple(dict.fromkeys((*self.urls, *found)))
 
-    def _get(self, url: str, query: str) -> Any:
-        full = f"{url}/jmx"
-        limit = int(self.settings.hbase_jmx_max_mb * 2**20)
-        timeout = self.settings.hbase_jmx_timeout_s
-        # A total deadline per response: the socket timeout bounds each read only, and a server
-        # dripping a byte a second stalled the whole poll.
-        deadline = time.monotonic() + timeout
+    def _get(self, url: str, query: str, deadline: float) -> dict[str, Any]:
+        """The `?qry=` answer as {"beans": [...]}, with only the attributes metctl reads (read as
+        they arrive: memory does not grow with the answer), complete by `deadline`."""
+        shown = shown_url(url)
+        head = bytearray()
+        reader = BeanReader(_KEEP[query])
+
+        def sink(chunk: bytes) -> None:
+            if len(head) < 40:
+                head.extend(chunk[:40 - len(head)])
+            try:
+                reader.feed(chunk)
+            except ValueError as err:
+                raise _NotJson(str(err)) from None
+
         try:
-            # No redirects: a /jmx that sends metctl elsewhere is misconfigured or hostile.
-            with self.sessions[url].get(full, params={"qry": query}, stream=True,
-                                        timeout=timeout, allow_redirects=False) as resp:
-                if resp.status_code != 200:
-                    moved = f" to {resp.headers.get('Location', '?')[:100]}; redirects are not followed" \
-                        if 300 <= resp.status_code < 400 else ""
-                    raise JmxError(f"hbase {url}: /jmx answered HTTP {resp.status_code}{moved}")
-                body = bytearray()
-                while True:
-                    if time.monotonic() > deadline:
-                        raise JmxError(f"hbase {url}: /jmx answer not complete within "
-                                       f"{timeout:g} s (monitor.hbase_jmx_timeout_s)")
-                    # read1: what has arrived (at most 256 KiB), not "wait for 256 KiB"
-                    chunk = resp.raw.read1(262144, decode_content=True)
-                    if not chunk:
-                        break
-                    body += chunk
-                    if len(body) > limit:
-                        raise JmxError(f"hbase {url}: /jmx answer larger than the "
-                                       f"{self.settings.hbase_jmx_max_mb:g} MiB limit")
-        except requests.RequestException as err:
-            raise JmxError(f"hbase {url}: /jmx request failed: {type(err).__name__}: {err}") from err
-        try:
-            # json accepts HBase's bare NaN / Infinity; values are checked one by one later.
-            return json.loads(body.decode("utf-8", errors="replace"))
-        except ValueError as err:
-            head = body[:40].decode("utf-8", errors="replace").strip()
-            raise JmxError(f"hbase {url}: /jmx answer is not JSON ({err.msg} at char {err.pos}; "
-                           f"starts with {head!r})") from err
+            status, _ = http_get(url, f"{urlsplit(url).path}/jmx?{urlencode({'qry': query})}",
+                                 where=f"hbase {shown}: /jmx",
+                                 connect_timeout_s=self.settings.hbase_jmx_timeout_s,
+                                 read_timeout_s=self.settings.hbase_jmx_timeout_s,
+                                 max_bytes=int(self.settings.hbase_jmx_max_mb * 2**20),
+                                 timeout_setting="monitor.hbase_jmx_timeout_s: a server's "
+                                 "whole poll", size_setting="monitor.hbase_jmx_max_mb",
+                                 headers={"Accept": "application/json"}, deadline=deadline,
+                                 sink=sink)
+            if status != 200:
+                raise JmxError(f"hbase {shown}: /jmx answered HTTP {status}")
+            beans = reader.close()
+        except FetchError as err:
+            raise JmxError(str(err)) from err
+        except (_NotJson, ValueError) as err:
+            said = head.decode("utf-8", errors="replace").strip()
+            raise JmxError(f"hbase {shown}: /jmx answer is not JSON ({err}; starts with "
+                           f"{said!r})") from err
+        return {"beans": beans} if reader.saw_beans else {}
 
     def poll_server(self, url: str) -> tuple[str, list[PartitionSample]]:
         server, parts, _cpu, _ipc = self._poll_server(url)
         return server, parts
 
-    def _process_cpu(self, url: str) -> tuple[float | None, str]:
+    def _process_cpu(self, url: str, deadline: float) -> tuple[float | None, str]:
         """The JVM's ProcessCpuLoad, or None and why; never raises (the regions still count)."""
         if self.settings.hbase_process_cpu == "off":
             return None, "process CPU off"
         try:
-            cpu = parse_process_cpu(_bean(self._get(url, OS_BEAN), OS_BEAN, url))
+            cpu = parse_process_cpu(_bean(self._get(url, OS_BEAN, deadline), OS_BEAN, url))
         except JmxError as err:
             return None, str(err)
-        return cpu, "" if cpu is not None else f"hbase {url}: no usable {OS_BEAN} ProcessCpuLoad"
+        return cpu, "" if cpu is not None else \
+            f"hbase {shown_url(url)}: no usable {OS_BEAN} ProcessCpuLoad"
 
-    def _rpc_latency(self, url: str) -> tuple[float | None, float | None, float | None]:
+    def _rpc_latency(self, url: str, deadline: float
+                     ) -> tuple[float | None, float | None, float | None]:
         """The server's mean call time, calls waiting in its call queues and calls dropped
         since it started, each None when not reported; never raises (optional metrics)."""
         try:
-            bean = _bean(self._get(url, IPC_BEAN), IPC_BEAN, url)
+            bean = _bean(self._get(url, IPC_BEAN, deadline), IPC_BEAN, url)
         except JmxError as err:
             log.debug("%s", err)
             return None, None, None
@@ -334,19 +343,23 @@ class HBaseJmxSource:
 
     def _poll_server(self, url: str) -> tuple[str, list[PartitionSample], tuple[float | None, str],
                                               tuple[float | None, float | None, float | None]]:
-        server, parts = self._poll_regions(url)
-        return server, parts, self._process_cpu(url), self._rpc_latency(url)
+        # One deadline for the server's whole poll (its queries, their answers, the reading):
+        # a poll of 8 servers in parallel ends within about monitor.hbase_jmx_timeout_s.
+        deadline = time.monotonic() + self.settings.hbase_jmx_timeout_s
+        server, parts = self._poll_regions(url, deadline)
+        return server, parts, self._process_cpu(url, deadline), self._rpc_latency(url, deadline)
 
-    def _poll_regions(self, url: str) -> tuple[str, list[PartitionSample]]:
-        server_doc = self._get(url, SERVER_BEAN)
+    def _poll_regions(self, url: str, deadline: float) -> tuple[str, list[PartitionSample]]:
+        shown = shown_url(url)
+        server_doc = self._get(url, SERVER_BEAN, deadline)
         server_bean = _bean(server_doc, SERVER_BEAN, url)
-        regions_bean = _bean(self._get(url, REGIONS_BEAN), REGIONS_BEAN, url)
+        regions_bean = _bean(self._get(url, REGIONS_BEAN, deadline), REGIONS_BEAN, url)
         if regions_bean is None and server_bean is None:
-            raise JmxError(f"hbase {url}: no {REGIONS_BEAN} bean and no {SERVER_BEAN} bean "
+            raise JmxError(f"hbase {shown}: no {REGIONS_BEAN} bean and no {SERVER_BEAN} bean "
                            "(not a RegionServer?)")
         server = server_id_from(server_bean, self.settings.hbase_rpc_port)
         if server is None:
-            raise JmxError(f"hbase {url}: the {SERVER_BEAN} bean is missing or names no server "
+            raise JmxError(f"hbase {shown}: the {SERVER_BEAN} bean is missing or names no server "
                            "(no tag.serverName, no tag.Hostname); this server is left out of "
                            "this poll")
         if regions_bean is None:
@@ -379,8 +392,10 @@ class HBaseJmxSource:
                 errors.append(str(err))
                 continue
             except Exception as err:  # noqa: BLE001 — an answer no rule above foresaw
-                log.warning("hbase %s: unexpected /jmx answer: %r", url, err)
-                errors.append(f"hbase {url}: unexpected /jmx answer ({type(err).__name__}: {err})")
+                said = f"hbase {shown_url(url)}: unexpected /jmx answer ({type(err).__name__}: " \
+                       f"{redact(str(err))[:300]})"
+                log.warning("%s", said)
+                errors.append(said)
                 continue
             if server in servers and url not in self.urls:
                 continue  # a discovered URL of a configured server (127.0.0.1 vs localhost)
@@ -396,7 +411,7 @@ class HBaseJmxSource:
             no_ops = sum(1 for p in parts if math.isnan(p.reads) or math.isnan(p.scans)
                          or math.isnan(p.writes))
             if no_ops:
-                errors.append(f"hbase {url}: {no_ops} regions without usable get/scan/mutation "
+                errors.append(f"hbase {shown_url(url)}: {no_ops} regions without usable get/scan/mutation "
                               "counters (NaN or absent; HBase 2.x per-region counters needed)")
         taken_at = self.clock()
         if self.admin is not None and partitions:

@@ -33,19 +33,16 @@ and credentials in the URL sent as basic auth but never printed.
 """
 from __future__ import annotations
 
-import base64
-import http.client
 import json
 import logging
 import math
-import os
-import socket
-import threading
 import time
 from dataclasses import dataclass
 from typing import Callable
-from urllib.parse import unquote, urlencode, urlsplit
+from urllib.parse import urlencode, urlsplit
 
+from monitor.http_fetch import FetchError, shown_url
+from monitor.http_fetch import get as http_get
 from monitor.settings import MonitorSettings
 from monitor.source import HostSample, Sample
 
@@ -92,15 +89,6 @@ def node_query(selector: str, window_s: float) -> str:
     ))
 
 
-def shown_url(url: str) -> str:
-    """`url` as it may be printed: without user:password@."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.netloc.rpartition("@")[2]
-    return parts._replace(netloc=host).geturl()
-
-
 def host_of(instance: str) -> str:
     """The host part of an `instance` label (host:port, [v6]:port, or a bare name)."""
     if instance.startswith("["):
@@ -110,19 +98,6 @@ def host_of(instance: str) -> str:
     if sep and host and port.isdigit() and ":" not in host:
         return host
     return instance
-
-
-def _cut(sock: socket.socket | None) -> None:
-    """Shut the connection down under a reader blocked in another thread (shutdown, unlike close,
-    wakes a blocked recv). On a duplicate of the raw descriptor: the reading thread still holds
-    the TLS object of an https connection, which must not be torn down under it."""
-    if sock is None:
-        return
-    try:
-        with socket.socket(fileno=os.dup(sock.fileno())) as raw:
-            raw.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass  # already closed: nothing left to wake
 
 
 def _prometheus_error(body: bytes) -> str:
@@ -140,82 +115,23 @@ def fetch_query(url: str, query: str, *, at: float | None = None, connect_timeou
     else: no connection within connect_timeout_s, no complete answer read_timeout_s after it,
     an answer over max_bytes, a redirect, an HTTP error (with Prometheus' own error text)."""
     where = f"prometheus {shown_url(url)}"
-    parts = urlsplit(url)
-    https = parts.scheme == "https"
-    headers = {"Accept": "application/json", "User-Agent": "metctl"}
-    if parts.username is not None:
-        user_pass = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
-        headers["Authorization"] = "Basic " + base64.b64encode(user_pass.encode()).decode("ascii")
     params = {"query": query, "timeout": f"{read_timeout_s:g}s"}  # Prometheus gives up too
     if at is not None:
         params["time"] = f"{at:.3f}"
-    target = f"{parts.path.rstrip('/')}{QUERY_PATH}?{urlencode(params)}"
-    cls = http.client.HTTPSConnection if https else http.client.HTTPConnection
-    conn = cls(parts.hostname or "", parts.port or (443 if https else 80), timeout=connect_timeout_s)
-    resp: http.client.HTTPResponse | None = None
+    target = f"{urlsplit(url).path.rstrip('/')}{QUERY_PATH}?{urlencode(params)}"
     try:
-        try:
-            conn.connect()  # TCP (and TLS: certificates checked) within connect_timeout_s
-        except OSError as err:
-            raise PrometheusError(f"{where}: cannot connect: {err}") from err
-        # held here: http.client drops conn.sock once it has the headers of a closing answer,
-        # while the body is still read through it
-        sock = conn.sock
-        late = f"{where}: no complete answer within {read_timeout_s:g} s " \
-               "(monitor.prometheus_read_timeout_s)"
-        expired = threading.Event()
-
-        def on_deadline() -> None:
-            expired.set()
-            _cut(sock)
-
-        watchdog = threading.Timer(read_timeout_s, on_deadline)
-        watchdog.daemon = True
-        deadline = time.monotonic() + read_timeout_s
-        watchdog.start()
-        try:
-            sock.settimeout(read_timeout_s)
-            conn.request("GET", target, headers=headers)
-            resp = conn.getresponse()
-            if 300 <= resp.status < 400:
-                moved = (resp.getheader("Location") or "?")[:100]
-                raise PrometheusError(f"{where}: answered HTTP {resp.status} to {shown_url(moved)}; "
-                                      "redirects are not followed")
-            length = resp.getheader("Content-Length", "")
-            if length.isdigit() and int(length) > max_bytes:
-                raise PrometheusError(f"{where}: answer of {int(length)} bytes is larger than the "
-                                      f"{max_bytes / 2**20:g} MiB limit (monitor.prometheus_max_mb)")
-            body = bytearray()
-            while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or expired.is_set():
-                    raise PrometheusError(late + f" (read {len(body)} bytes)")
-                sock.settimeout(remaining)
-                chunk = resp.read1(262144)  # what has arrived, not "wait for 256 KiB"
-                if not chunk:
-                    break
-                body += chunk
-                if len(body) > max_bytes:
-                    raise PrometheusError(f"{where}: answer larger than the {max_bytes / 2**20:g} "
-                                          "MiB limit (monitor.prometheus_max_mb)")
-            if expired.is_set():  # the watchdog's shutdown ended the body early
-                raise PrometheusError(late + f" (read {len(body)} bytes)")
-        except (OSError, http.client.HTTPException) as err:
-            # every socket timeout was set to what was left of the deadline: it has passed
-            if expired.is_set() or isinstance(err, TimeoutError):
-                raise PrometheusError(late) from err
-            raise PrometheusError(f"{where}: request failed: {type(err).__name__}: {err}") from err
-        finally:
-            watchdog.cancel()
-        if resp.status != 200:
-            said = _prometheus_error(bytes(body))
-            raise PrometheusError(f"{where}: query answered HTTP {resp.status}"
-                                  + (f" ({said})" if said else ""))
-        return bytes(body)
-    finally:
-        if resp is not None:
-            resp.close()  # it holds the socket after http.client let go of it
-        conn.close()
+        status, body = http_get(url, target, where=where, connect_timeout_s=connect_timeout_s,
+                                read_timeout_s=read_timeout_s, max_bytes=max_bytes,
+                                timeout_setting="monitor.prometheus_read_timeout_s",
+                                size_setting="monitor.prometheus_max_mb",
+                                headers={"Accept": "application/json"})
+    except FetchError as err:
+        raise PrometheusError(str(err)) from err
+    if status != 200:
+        said = _prometheus_error(body)
+        raise PrometheusError(f"{where}: query answered HTTP {status}"
+                              + (f" ({said})" if said else ""))
+    return body
 
 
 def parse_answer(body: bytes, where: str = "prometheus") -> Answer:

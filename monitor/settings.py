@@ -83,7 +83,9 @@ class MonitorSettings(BaseModel):
         (), description="Each RegionServer's info-server base URL, e.g. http://rs1:16030 "
         "(the monitor appends /jmx?qry=…). Empty: no per-partition source.")
     hbase_jmx_timeout_s: float = Field(
-        5.0, gt=0, description="Seconds for one /jmx request (connect and read).")
+        5.0, gt=0, description="Seconds for a RegionServer's whole /jmx poll: every query "
+        "it needs, connecting, and reading each answer to its end (one deadline, however the "
+        "server dribbles).")
     hbase_jmx_max_mb: float = Field(
         64.0, gt=0, description="Largest /jmx response read, in MiB; a bigger one is refused.")
     hbase_process_cpu: Literal["shared_hosts", "always", "off"] = Field(
