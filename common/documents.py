@@ -14,6 +14,7 @@ it would refuse is read again by the reference parser, which words every refusal
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -258,7 +259,7 @@ def _check_yaml_depth(file: str, text: str) -> None:
     first event, with wording of its own: when the library refuses a text whose brackets
     nest past MAX_DEPTH, the refusal is metctl's, so the limit and its message do not
     depend on the YAML library's version."""
-    loader = _SafeLoader(text)
+    loader = _core_loader(_SafeLoader)(text)
     depth = 0
     try:
         while True:
@@ -284,6 +285,43 @@ def _check_yaml_depth(file: str, text: str) -> None:
 
 # libyaml's loader when PyYAML was built with it (several times faster on big snapshots).
 _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+# YAML 1.2's core schema for plain scalars (https://yaml.org/spec/1.2.2/#1032-tag-resolution),
+# not PyYAML's YAML 1.1: `yes`/`no`/`on`/`off` are text, not booleans; `1:30` is text, not 90
+# (base 60); `010` is ten, not eight; `0b11` and `1_000` are text. A number or boolean field
+# then refuses such text by name instead of reading a value the operator did not mean.
+# Timestamps stay (snapshots write `taken_at: 2026-11-22T10:00:00Z`); merge keys stay.
+_CORE_SCALARS: tuple[tuple[str, str, str], ...] = (
+    ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
+    ("float", r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+              r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$", "-+0123456789."),
+    ("null", r"^(?:~|null|Null|NULL|)$", "~nN"),
+)
+
+
+def _core_int(loader: Any, node: yaml.ScalarNode) -> int:
+    text = loader.construct_scalar(node)
+    if text.startswith(("0o", "0x")):
+        return int(text[2:], 8 if text[1] == "o" else 16)
+    return int(text, 10)  # a leading 0 is decimal, as in YAML 1.2
+
+
+@functools.lru_cache(maxsize=None)
+def _core_loader(base: type) -> type:
+    """`base` (libyaml's or the pure-Python safe loader) reading plain scalars by the core
+    schema."""
+    loader = type(f"Core{base.__name__}", (base,), {})
+    loader.yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers
+                if tag in ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:merge")]
+        for first, resolvers in base.yaml_implicit_resolvers.items()}
+    for name, pattern, first in _CORE_SCALARS:
+        tag = f"tag:yaml.org,2002:{name}"
+        starts = list(first) + ([""] if name == "null" else [])
+        loader.add_implicit_resolver(tag, re.compile(pattern), starts)
+    loader.add_constructor("tag:yaml.org,2002:int", _core_int)
+    return loader
 
 
 def _json_constant(name: str) -> float:
@@ -392,7 +430,7 @@ def parse_yaml(text: str, file: str) -> Document:
     try:
         _check_yaml_depth(file, text)
         # One pass: compose the node tree (kept for line numbers), then build the data from it.
-        loader = _SafeLoader(text)
+        loader = _core_loader(_SafeLoader)(text)
         try:
             root = loader.get_single_node()
             if root is not None:  # before construction, which flattens merge keys in place

@@ -36,7 +36,9 @@ class _Sections(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    cluster: str = Field("demo", description="Cluster name; tags every node metctl launches.")
+    cluster: str = Field("demo", min_length=1, max_length=63, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+                         description="Cluster name; tags every node metctl launches and names "
+                         "its ZooKeeper paths (letters, digits, `_ . -`; at most 63).")
     state_dir: str = Field(
         "metctl-state", min_length=1, description="Directory of metctl's state: the journal "
         "(journal.sqlite), the decision memory (memory.json), the operators' controls "

@@ -87,7 +87,8 @@ class MonitorSettings(BaseModel):
         "it needs, connecting, and reading each answer to its end (one deadline, however the "
         "server dribbles).")
     hbase_jmx_max_mb: float = Field(
-        64.0, gt=0, description="Largest /jmx response read, in MiB; a bigger one is refused.")
+        64.0, ge=0.001, le=1024, description="Largest /jmx response read, in MiB (0.001 to "
+        "1024); a bigger one is refused.")
     hbase_process_cpu: Literal["shared_hosts", "always", "off"] = Field(
         "shared_hosts", description="A RegionServer's CPU from its own JVM "
         "(java.lang:type=OperatingSystem ProcessCpuLoad through its /jmx, a fraction of the "

@@ -289,3 +289,56 @@ def test_the_bracket_scan_finds_the_four_brackets_and_no_other_byte():
     raw = np.arange(256, dtype=np.uint8)
     found = documents._brackets(raw, np.empty(raw.size, dtype=bool))
     assert bytes(raw[found]) == b"[]{}"
+
+
+# ---------------------------------------------------------------- YAML 1.2 core schema
+
+@pytest.mark.parametrize("text,field", [
+    ("control: {read_requires_token: yes}\n", "control.read_requires_token"),
+    ("control: {read_requires_token: on}\n", "control.read_requires_token"),
+    ("control: {read_requires_token: Off}\n", "control.read_requires_token"),
+    ("control: {request_timeout_s: 1:00:00}\n", "control.request_timeout_s"),
+    ("policy: {max_nodes: 1:30}\n", "policy.max_nodes"),
+    ("policy: {max_nodes: 0b101}\n", "policy.max_nodes"),
+    ("policy: {max_nodes: 1_000}\n", "policy.max_nodes"),
+])
+def test_yaml_1_1_quirks_are_refused_naming_the_field(tmp_path, capsys, text, field):
+    """Issue 24 item 21: `read_requires_token: yes`/`on` read as true, `request_timeout_s:
+    1:00:00` as 3600 and `max_nodes: 1:30` as 90 (YAML 1.1's booleans and base 60). Read with
+    YAML 1.2's core schema they are text, and a number or boolean field refuses text."""
+    from controller.cli import main
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(text)
+    assert main(["validate", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and field in err, err
+
+
+@pytest.mark.parametrize("text,value", [
+    ("a: true", True), ("a: False", False), ("a: 010", 10), ("a: 0o17", 15), ("a: 0x1F", 31),
+    ("a: 1e3", 1000.0), ("a: -2.5", -2.5), ("a: .inf", math.inf), ("a: ~", None),
+    ("a: yes", "yes"), ("a: 1:30", "1:30"), ("a: 0b11", "0b11"), ("a: 1_000", "1_000"),
+])
+def test_yaml_scalars_read_by_the_core_schema(text, value):
+    assert documents.parse_yaml(text, "t.yaml").data == {"a": value}
+
+
+def test_every_shipped_yaml_reads_as_it_did():
+    """The core schema changes nothing in the files metctl ships (configs, profiles, scenarios,
+    deploy/): each reads to the same data as under YAML 1.1."""
+    import subprocess
+
+    import yaml
+
+    root = documents.Path(__file__).resolve().parents[2]
+    files = subprocess.run(["git", "ls-files", "*.yaml", "*.yml"], cwd=root, capture_output=True,
+                           text=True, check=True).stdout.split()
+    assert len(files) > 20
+    for name in files:
+        text = (root / name).read_text()
+        try:
+            old = yaml.load(text, Loader=yaml.SafeLoader)
+        except yaml.YAMLError:
+            continue  # several documents in one file (not a metctl document)
+        assert documents.parse_yaml(text, name).data == old, name

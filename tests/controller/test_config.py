@@ -361,3 +361,23 @@ def test_state_dir_holds_every_state_file_and_an_old_path_still_wins(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecatedKey)
         assert load_config(write(tmp_path, "m.yaml", "loop:\n  memory_path: null\n")).loop.memory_path is None
+
+
+@pytest.mark.parametrize("text,field", [
+    ("monitor: {hbase_jmx_max_mb: 1.0e-320}\n", "monitor.hbase_jmx_max_mb"),
+    ("monitor: {hbase_jmx_max_mb: 0.0}\n", "monitor.hbase_jmx_max_mb"),
+    ("monitor: {hbase_jmx_max_mb: 1.0e+9}\n", "monitor.hbase_jmx_max_mb"),
+    ("cluster: ''\n", "cluster"),
+    ("cluster: ../../etc\n", "cluster"),
+    ("cluster: 'a b'\n", "cluster"),
+])
+def test_values_no_cluster_has_are_refused(tmp_path, capsys, text, field):
+    """Issue 24 item 21: `hbase_jmx_max_mb: 1e-320` (no answer fits) and `cluster: ""` (tags
+    and ZooKeeper paths named by nothing) were accepted."""
+    from controller.cli import main
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(text)
+    assert main(["validate", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and field in err, err
