@@ -80,6 +80,20 @@ class HumanFormatter(logging.Formatter):
         return line
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever sys.stderr is when a record is written, not when the handler was
+    made: a CLI command run in-process (tests, an embedding program) that swaps stderr never
+    leaves metctl logging into a closed stream."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> IO[str]:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: IO[str]) -> None:
+        pass
+
+
 def choose_format(log_format: str, stream: IO[str]) -> str:
     if log_format != "auto":
         return log_format
@@ -90,12 +104,12 @@ def choose_format(log_format: str, stream: IO[str]) -> str:
 def setup_logging(settings: Any = None, stream: IO[str] | None = None) -> logging.Logger:
     """Install metctl's handler (replacing any earlier one from here); returns the logger.
     `settings` is a TelemetrySettings (log_format, log_level) or None for the defaults."""
-    stream = stream if stream is not None else sys.stderr
-    fmt = choose_format(getattr(settings, "log_format", "auto"), stream)
+    fmt = choose_format(getattr(settings, "log_format", "auto"),
+                        stream if stream is not None else sys.stderr)
     logger = logging.getLogger(ROOT)
     for old in [h for h in logger.handlers if getattr(h, "_metctl", False)]:
         logger.removeHandler(old)
-    handler = logging.StreamHandler(stream)
+    handler = logging.StreamHandler(stream) if stream is not None else _StderrHandler()
     handler._metctl = True  # type: ignore[attr-defined]
     handler.setFormatter(JsonFormatter() if fmt == "json" else HumanFormatter())
     logger.addHandler(handler)
