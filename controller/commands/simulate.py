@@ -121,7 +121,11 @@ def check_out_dir(out: Path) -> None:
 
 @click.command(name="simulate")
 @click.option("--scenario", "scenario_path", default=None,
-              help="Scenario YAML (a path, or a name in configs/scenarios/). Default: the config's simulator.scenario.")
+              help="Scenario YAML (a path, or a name in configs/scenarios/). Default: the config's "
+              "simulator.scenario. A workload is closed loop (threads, target_ops) or open loop: "
+              "rate: [[t_s, ops_per_s], ...] or {shape: constant|ramp|steps|daily|spike, ..., "
+              "noise}, requests failing after timeout_ms (default 1000); docs/simulator.md, "
+              "'Scenario files'.")
 @click.option("--policy", type=click.Choice(POLICIES), default=None,
               help="Policy to run (default: the config's policy.name).")
 @click.option("--compare", default=None,
