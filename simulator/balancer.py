@@ -31,6 +31,22 @@ def initial_placement(mode: str, weight: np.ndarray, nodes: int,
     return out
 
 
+# How many operations per second one closed-loop client thread stands for when an open-loop
+# table is weighed against closed ones in the balanced initial placement: a YCSB thread waiting
+# ~5 ms per operation. Assumption (it only orders regions; no figure depends on it otherwise).
+OPEN_OPS_PER_THREAD = 200.0
+
+
+def expected_threads(threads: np.ndarray, target: np.ndarray, open_loop: np.ndarray,
+                     mean_rate: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per workload, the weight of its table in the balanced placement as (threads, cap
+    factor): closed loop its threads and min(1, YCSB -target / 10,000); open loop its mean
+    offered rate in threads (OPEN_OPS_PER_THREAD) and 1."""
+    cap = np.minimum(1.0, target / 1e4)
+    return (np.where(open_loop, mean_rate / OPEN_OPS_PER_THREAD, threads),
+            np.where(open_loop, 1.0, cap))
+
+
 def fewest_regions(assigned: np.ndarray, candidates: Sequence[int]) -> int:
     """The candidate node the store reports the fewest regions on (the first on a tie)."""
     counts = [int(np.sum(assigned == o)) for o in candidates]

@@ -1,5 +1,5 @@
 """The simulated HBase-like cluster: regions on RegionServers on VMs, YCSB clients in a closed
-loop, and the elasticity actions with their delays and costs. Advances in steps of `tick_s`;
+loop or requests arriving open loop, and the elasticity actions with their delays and costs. Advances in steps of `tick_s`;
 deterministic for a seed (numpy's PCG64 for the store's random choices; nothing else is random).
 
 This module is the facade the adapters, the harness and the tests use; each step's parts live
@@ -11,8 +11,10 @@ in modules of their own:
     (simulator.background);
  3. block-cache hit ratios are recomputed every `cache_update_s` (simulator.cache);
  4. per workload and station (each node's CPU and disk, each client machine) the service
-    demands are built from the capacity model (simulator.demand) and the closed network is
-    solved with Schweitzer's approximate MVA (simulator.solver);
+    demands are built from the capacity model (simulator.demand); open-loop requests arrive
+    (simulator.arrivals) and the network is solved (simulator.network, with the formulas of
+    simulator.solver): closed classes by approximate MVA, open ones by M/M/c waits below
+    saturation and a fluid backlog above it;
  5. per-region counters, sizes and locality advance (simulator.regions), host metrics are
     observed and the step is recorded (simulator.metrics).
 """
@@ -23,7 +25,8 @@ from dataclasses import fields
 import numpy as np
 
 from actuator.drivers import TAG_CLUSTER, TAG_MANAGED, TAG_PROFILE
-from simulator import balancer, cache, demand, metrics, solver, store
+from simulator import balancer, cache, demand, metrics, network, store
+from simulator.arrivals import Arrivals
 from simulator.background import Background, Transfer, compaction_done
 from simulator.demand import WorkloadMix
 from simulator.metrics import NodeView, Recording
@@ -72,15 +75,18 @@ class SimCluster:
         for _ in range(scenario.initial_nodes):
             n = self.add_node(scenario.initial_profile, managed=True, boot=False)
             n.vm_state, n.rs_state, n.joined = "running", "active", 0.0
+        self.arrivals = Arrivals(scenario.workloads, scenario.seed if seed is None else seed)
         cls = self.regions.cls
-        weight = self.regions.share * self.mix.threads[cls] * np.minimum(1.0, self.mix.target[cls] / 1e4)
+        threads, capped = balancer.expected_threads(self.mix.threads, self.mix.target, self.arrivals.open,
+                                                    self.arrivals.mean_rates(0.0, scenario.duration_s))
+        weight = self.regions.share * threads[cls] * capped[cls]
         for r, j in balancer.initial_placement(scenario.initial_placement, weight,
                                                scenario.initial_nodes, self.rng):
             store.open_region(self, r, j, locality=1.0)
-        self._q: np.ndarray | None = None  # the closed network's queue lengths, last step
-        self._disk_queue = np.zeros(0)
-        self._node_latency_ms = np.zeros(0)  # per node, NaN where no request arrived
-        self.recorder = metrics.Recorder(tuple(self.wl_names), settings.tick_s)
+        self.network = network.NetworkState()  # queues carried from step to step
+        self.recorder = metrics.Recorder(tuple(self.wl_names), settings.tick_s,
+                                         tuple(bool(o) for o in self.arrivals.open),
+                                         tuple(w.timeout_ms for w in scenario.workloads))
         self.last_node_load: dict[str, tuple[float, float, float]] = {}
         self.last_x = np.zeros(len(self.workloads))
 
@@ -203,11 +209,11 @@ class SimCluster:
         if self.t >= self._next_cache:
             self._update_cache()
             self._next_cache = self.t + self.settings.cache_update_s
-        x, lat_wl, util_cpu, util_disk = self._solve(bg_cpu, bg_disk)
-        self._advance(x, dt, util_cpu, util_disk)
+        res = self._solve(bg_cpu, bg_disk, dt)
+        self._advance(res, dt)
         vms = sum(1 for n in self.nodes if n.vm_state in ("booting", "running", "stopping"))
-        self.recorder.record(self.t, x, dt, lat_wl, vms, len(self.serving_nodes()))
-        self.last_x = x
+        self.recorder.record(self.t, dt, res, vms, len(self.serving_nodes()))
+        self.last_x = res.x
         self.t += dt
 
     def _balance(self) -> None:
@@ -226,53 +232,35 @@ class SimCluster:
                      self.settings.costs, self.last_x[cls], (self.mix.p_read + self.mix.p_rmw)[cls],
                      self.mix.p_scan[cls], self.t)
 
-    def _solve(self, bg_cpu: np.ndarray, bg_disk: np.ndarray):
-        """Throughput and mean response time per workload, CPU and disk utilisation per node."""
+    def _solve(self, bg_cpu: np.ndarray, bg_disk: np.ndarray, dt: float) -> network.StepResult:
+        """What each workload got this step, and what each node did (simulator.network)."""
         c, h = self.settings.costs, self.settings.hardware
-        k = len(self.nodes)
         active = np.array([w.active(self.t) for w in self.workloads], dtype=bool)
         _, memst, block = cache.profile_arrays(self.nodes, self.settings.profiles)
         rc = demand.region_costs(self.regions, self.mix, memst, block, self.t, c, h)
         alive = np.array([n.vm_state == "running" for n in self.nodes], dtype=bool)
         d = demand.station_demands(rc, self.regions, self.mix, alive, bg_cpu, bg_disk, c, h)
-        # queue stations: cpu (D/m), disk, client cpu (D/mc); delay: the rest (Seidmann)
-        cpu_q, cpu_delay = solver.seidmann(d.cpu, h.cores)
-        client_q, client_delay = solver.seidmann(d.client, c.client_cores)
-        Dq = np.concatenate([cpu_q, d.disk, client_q], axis=1)
-        Z = d.delay + cpu_delay + client_delay
-        Dq[~active] = 0.0
-        N = np.where(active, self.mix.threads, 0.0)
-        q0 = self._q if (self._q is not None and self._q.shape == Dq.shape) else None
-        sol = solver.closed_mva(Dq, Z, N, self.mix.target, active, q0)
-        self._q = sol.q
-        x = sol.x
-        # requests outstanding at each node's disk (queued or in service), for io_wait
-        self._disk_queue = sol.q[:, k:2 * k].sum(axis=0) if k else np.zeros(0)
-        self._node_latency_ms = np.zeros(0)
-        if not k:
-            return x, sol.response_ms, np.zeros(0), np.zeros(0)
-        nw = len(self.workloads)
-        visits = demand.per_node(rc.weight, rc, self.regions.cls, nw, k)
-        remote = demand.per_node(rc.remote, rc, self.regions.cls, nw, k)
-        self._node_latency_ms = metrics.server_time_ms(
-            x, sol.R[:, :k], sol.R[:, k:2 * k], d.cpu[:, :k], visits, remote, h.cores, c.rpc_floor_ms)
-        util_cpu = solver.utilisation(x, d.cpu, bg_cpu[:k], h.cores)
-        util_disk = solver.utilisation(x, d.disk, bg_disk[:k], 1)
-        return x, sol.response_ms, util_cpu, util_disk
+        serving = np.array([n.rs_state == "active" for n in self.nodes], dtype=bool)
+        step = network.StepInput(rc=rc, d=d, cls=self.regions.cls, active=active,
+                                 open_loop=self.arrivals.open, arrivals=self.arrivals.step(self.t, dt),
+                                 timeout_s=self.arrivals.timeout_s, serving=serving, block_kb=block,
+                                 bg_cpu=bg_cpu, bg_disk=bg_disk, dt=dt)
+        return network.solve(self.network, step, self.mix, c, h)
 
-    def _advance(self, x: np.ndarray, dt: float, util_cpu: np.ndarray, util_disk: np.ndarray) -> None:
+    def _advance(self, res: network.StepResult, dt: float) -> None:
+        """Count the step's requests on the regions; observe the nodes' host metrics."""
         c, h = self.settings.costs, self.settings.hardware
         reg = self.regions
         served = reg.server >= 0
-        gets, scans, puts, inserts = demand.requests_per_region(x, dt, reg, self.mix)
+        gets, scans, puts, inserts = demand.requests_per_region(res.x, dt, reg, self.mix)
         reg.record_served(gets, scans, puts, inserts * c.record_kb * c.storage_overhead / 1024.0,
                           puts * c.record_kb * c.storage_overhead / 1024.0)
         cache_share, memst, _ = cache.profile_arrays(self.nodes, self.settings.profiles)
         node = np.where(served, reg.server, 0)
         k = len(self.nodes)
         load = metrics.NodeLoad(
-            util_cpu=util_cpu, util_disk=util_disk, bg_cpu=self.background.load[0],
-            bg_disk=self.background.load[1], disk_queue=self._disk_queue, latency_ms=self._node_latency_ms,
+            util_cpu=res.util_cpu, util_disk=res.util_disk, bg_cpu=self.background.load[0],
+            bg_disk=self.background.load[1], disk_queue=res.disk_queue, latency_ms=res.node_latency_ms,
             cache_share=cache_share, memstore_share=memst,
             cached_kb=np.bincount(node[served], weights=(reg.cached_kb * reg.warmth)[served], minlength=k),
             writes=np.bincount(node[served], weights=puts[served], minlength=k))

@@ -136,6 +136,7 @@ class Demands:
     disk: np.ndarray  # (workloads, nodes) at each node's disk, stretched likewise
     client: np.ndarray  # (workloads, client machines)
     delay: np.ndarray  # (workloads,) outside any queue: network, RPC floor, WAL, remote, offline
+    base_delay: np.ndarray  # (workloads,) the part every request pays: network, RPC floor, WAL
 
 
 def station_demands(rc: RegionCosts, reg: Regions, mix: WorkloadMix, alive: np.ndarray,
@@ -158,7 +159,8 @@ def station_demands(rc: RegionCosts, reg: Regions, mix: WorkloadMix, alive: np.n
     # Delays per request: a LAN round trip and the server's floor per RPC (a
     # read-modify-write is two RPCs), and the WAL pipeline acknowledgement per put.
     rpcs = 1.0 + mix.p_rmw
-    Z = rpcs * (h.network_rtt_ms + c.rpc_floor_ms) + (mix.p_update + mix.p_rmw + mix.p_insert) * c.wal_sync_ms
+    base = rpcs * (h.network_rtt_ms + c.rpc_floor_ms) + (mix.p_update + mix.p_rmw + mix.p_insert) * c.wal_sync_ms
+    Z = base.copy()
     np.add.at(Z, cls[served], rc.remote[served])
     np.add.at(Z, cls[~served], (rc.weight * rc.wait)[~served])
     if k:
@@ -168,7 +170,7 @@ def station_demands(rc: RegionCosts, reg: Regions, mix: WorkloadMix, alive: np.n
     D_client = np.zeros((nw, len(mix.client_hosts)))
     D_client[np.arange(nw), mix.client] = (
         c.client_op_cpu_ms * rpcs + mix.p_scan * c.mean_scan_rows * c.client_row_cpu_ms)
-    return Demands(D_cpu, D_disk, D_client, Z)
+    return Demands(D_cpu, D_disk, D_client, Z, base)
 
 
 def requests_per_region(x: np.ndarray, dt: float, reg: Regions, mix: WorkloadMix

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -15,16 +15,26 @@ from simulator.settings import HardwareSettings
 
 @dataclass(frozen=True)
 class Recording:
-    """What a run recorded, one row per step (the report's input)."""
+    """What a run recorded, one row per step (the report's input). Per workload, counts are
+    requests in the step: `offered` arrived (closed loop: as many as completed), `ops`
+    completed, `failed` timed out (open loop only; closed-loop clients never time out),
+    `backlog` still waiting at the step's end; latencies are measured from each request's
+    arrival (docs/simulator.md, "Open-loop workloads")."""
 
     t: np.ndarray  # s, step start
     ops: np.ndarray  # (steps, workloads) operations completed in the step
     latency_ms: np.ndarray  # mean response time over all operations in the step
-    latency_wl_ms: np.ndarray  # (steps, workloads) each workload's mean response time
+    latency_wl_ms: np.ndarray  # (steps, workloads) each workload's mean response time (0: none completed)
     vms: np.ndarray  # VMs billed (booting, running or stopping)
     servers: np.ndarray  # RegionServers serving
     tick_s: float
     workloads: tuple[str, ...]
+    offered: np.ndarray  # (steps, workloads) requests that arrived in the step
+    failed: np.ndarray  # (steps, workloads) requests that timed out in the step
+    backlog: np.ndarray  # (steps, workloads) requests waiting at the step's end
+    p99_wl_ms: np.ndarray  # (steps, workloads) 99th-percentile latency (NaN: none completed)
+    open_loop: tuple[bool, ...]  # per workload: open (rate) or closed (threads)
+    timeout_ms: tuple[float, ...]  # per workload (open loop)
 
 
 @dataclass(frozen=True)
@@ -47,14 +57,22 @@ class Recorder:
 
     workloads: tuple[str, ...]
     tick_s: float
+    open_loop: tuple[bool, ...] = ()
+    timeout_ms: tuple[float, ...] = ()
     t: list[float] = field(default_factory=list)
     ops: list[np.ndarray] = field(default_factory=list)  # ops per workload in the step
     latency_ms: list[float] = field(default_factory=list)  # mean response time over all operations
     latency_wl_ms: list[np.ndarray] = field(default_factory=list)
     vms: list[int] = field(default_factory=list)  # VMs billed (booting, running or stopping)
     servers: list[int] = field(default_factory=list)  # RegionServers serving
+    offered: list[np.ndarray] = field(default_factory=list)
+    failed: list[np.ndarray] = field(default_factory=list)
+    backlog: list[np.ndarray] = field(default_factory=list)
+    p99_ms: list[np.ndarray] = field(default_factory=list)
 
-    def record(self, t: float, x: np.ndarray, dt: float, lat_wl: np.ndarray, vms: int, servers: int) -> None:
+    def record(self, t: float, dt: float, step: Any, vms: int, servers: int) -> None:
+        """One step (a simulator.network.StepResult) at time t."""
+        x, lat_wl = step.x, step.latency_ms
         self.t.append(t)
         self.ops.append(x * dt)
         total = float(x.sum())
@@ -62,32 +80,27 @@ class Recorder:
         self.latency_wl_ms.append(lat_wl)
         self.vms.append(vms)
         self.servers.append(servers)
+        self.offered.append(step.offered)
+        self.failed.append(step.failed)
+        self.backlog.append(step.backlog)
+        self.p99_ms.append(step.p99_ms)
 
     def recording(self) -> Recording:
         n = len(self.t)
         w = len(self.workloads)
-        return Recording(t=np.asarray(self.t, dtype=float),
-                         ops=np.asarray(self.ops, dtype=float).reshape(n, w),
+
+        def table(rows: list[np.ndarray]) -> np.ndarray:
+            return np.asarray(rows, dtype=float).reshape(n, w)
+        return Recording(t=np.asarray(self.t, dtype=float), ops=table(self.ops),
                          latency_ms=np.asarray(self.latency_ms, dtype=float),
-                         latency_wl_ms=np.asarray(self.latency_wl_ms, dtype=float).reshape(n, w),
+                         latency_wl_ms=table(self.latency_wl_ms),
                          vms=np.asarray(self.vms, dtype=float),
                          servers=np.asarray(self.servers, dtype=float),
-                         tick_s=self.tick_s, workloads=self.workloads)
-
-
-def server_time_ms(x: np.ndarray, R_cpu: np.ndarray, R_disk: np.ndarray, D_cpu: np.ndarray,
-                   visits: np.ndarray, remote: np.ndarray, cores: int, rpc_floor_ms: float) -> np.ndarray:
-    """Mean time a request spends in each RegionServer (what HBase's /jmx TotalCallTime
-    measures, plus the wait on a remote DataNode): its CPU and disk residence (the queueing
-    part, R, and the multi-core part Seidmann moves into the delay), the remote-read delay
-    and the RPC floor, over the requests that reach the node. NaN where none arrives.
-    All (workloads, nodes): visits = share of a workload's requests that reach the node,
-    remote = its remote-read delay there."""
-    m = cores
-    inside = R_cpu + R_disk + D_cpu * (m - 1) / m + remote
-    arriving = (x[:, None] * visits).sum(axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(arriving > 0, (x[:, None] * inside).sum(axis=0) / arriving + rpc_floor_ms, np.nan)
+                         tick_s=self.tick_s, workloads=self.workloads, offered=table(self.offered),
+                         failed=table(self.failed), backlog=table(self.backlog),
+                         p99_wl_ms=table(self.p99_ms),
+                         open_loop=self.open_loop or (False,) * w,
+                         timeout_ms=self.timeout_ms or (1000.0,) * w)
 
 
 @dataclass(frozen=True)
@@ -119,12 +132,12 @@ def observe_hosts(nodes: Sequence[SimNode], load: NodeLoad, h: HardwareSettings
             continue
         i = n.index
         if n.rs_state in ("active",):
-            cpu, disk = float(load.util_cpu[i]), float(load.util_disk[i])
+            cpu = float(load.util_cpu[i])
             fill = min(1.0, load.cached_kb[i] / max(1.0, h.heap_mb * load.cache_share[i] * 1024.0))
             ms_fill = 0.5 if load.writes[i] > 0 else 0.05
             heap_used = h.heap_mb * (h.heap_base_share + load.cache_share[i] * fill + load.memstore_share[i] * ms_fill)
         else:
-            cpu, disk = _at(load.bg_cpu, i, 0.0), 0.0
+            cpu = _at(load.bg_cpu, i, 0.0)
             heap_used = 0.0 if n.rs_state in ("absent", "stopped") else h.heap_mb * h.heap_base_share
         mem = min(1.0, (h.os_mb + heap_used) / h.ram_mb)
         # Linux counts a CPU's idle time as iowait while a task that last ran on it waits

@@ -8,9 +8,10 @@ Shalev-Oren, 1987).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
+from scipy.special import gammaincc
 
 MVA_MAX_ITERATIONS = 200
 MVA_TOLERANCE = 1e-3  # customers, on every queue length (convergence of the fixed point)
@@ -66,3 +67,227 @@ def utilisation(x: np.ndarray, D: np.ndarray, background: np.ndarray, servers: f
     background's, capped at 1."""
     work = (x[:, None] * D * (1.0 - background[None, :])).sum(axis=0) / 1000.0 / servers
     return np.minimum(work + background, 1.0)
+
+
+# ---------------------------------------------------------------- open classes
+
+# Utilisation at which the M/M/c formulas are evaluated at most: at 1 they diverge, and a
+# station that busy is in the fluid regime for open traffic (fluid_queues). Assumption.
+RHO_MAX = 0.999
+# Largest share of a station that open traffic is taken to hold when closed classes are
+# slowed by it (mixed_inflation): closed clients keep a trickle even behind a saturating
+# open load, as YCSB threads in the same FIFO call queue would. Assumption.
+OPEN_SHARE_MAX = 0.99
+
+
+def erlang_c(servers: np.ndarray, utilisation: np.ndarray) -> np.ndarray:
+    """Probability that an arrival waits in an M/M/c queue (Erlang's C formula) with `servers`
+    servers at utilisation ρ < 1, by the numerically stable Erlang-B recursion
+    B_0 = 1, B_k = a·B_{k−1} / (k + a·B_{k−1}) with a = c·ρ, then C = B_c / (1 − ρ (1 − B_c))
+    (e.g. Kleinrock, "Queueing Systems", vol. 1, 1975, §3.5; Harchol-Balter, "Performance
+    Modeling and Design of Computer Systems", 2013, ch. 14). c = 1 gives C = ρ (M/M/1)."""
+    c = np.asarray(servers, dtype=float)
+    rho = np.clip(np.asarray(utilisation, dtype=float), 0.0, RHO_MAX)
+    c, rho = np.broadcast_arrays(c, rho)
+    a = c * rho
+    b = np.ones(a.shape)
+    for k in range(1, int(c.max(initial=1)) + 1):
+        step = a * b / (k + a * b)
+        b = np.where(k <= c, step, b)
+    return b / (1.0 - rho * (1.0 - b))
+
+
+def station_wait(servers: np.ndarray, utilisation: np.ndarray, service_ms: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """M/M/c waiting time at each station: (P(W > 0), E[W] in ms). The wait is 0 with
+    probability 1 − C and exponential with rate θ = c(1 − ρ)/S otherwise, so
+    P(W > t) = C·e^{−θt} and E[W] = C/θ (the same sources as erlang_c)."""
+    c = np.asarray(servers, dtype=float)
+    rho = np.clip(np.asarray(utilisation, dtype=float), 0.0, RHO_MAX)
+    p = erlang_c(c, rho)
+    return p, p * np.asarray(service_ms, dtype=float) / (c * (1.0 - rho))
+
+
+def mixed_inflation(open_share: np.ndarray) -> np.ndarray:
+    """Factor on closed classes' queueing demand at a station where open traffic holds
+    `open_share` of the capacity: 1 / (1 − U_open) (Lazowska et al., "Quantitative System
+    Performance", 1984, §7.4, mixed networks: the closed classes are solved on stations
+    slowed by the open classes' utilisation; open throughput is its arrival rate)."""
+    return 1.0 / (1.0 - np.clip(open_share, 0.0, OPEN_SHARE_MAX))
+
+
+@dataclass(frozen=True)
+class FluidStep:
+    """One step of the open classes' queues, one FIFO per node (rows = classes, columns = nodes)."""
+
+    served: np.ndarray  # requests answered in the step
+    failed: np.ndarray  # requests that waited longer than their class's timeout
+    backlog: np.ndarray  # requests still waiting at the end of the step
+    wait_start_s: np.ndarray  # (nodes,) what a request arriving at the step's start waits
+    wait_end_s: np.ndarray  # (nodes,) ... at its end (before the timeout sheds requests)
+    saturated: np.ndarray  # (nodes, stations) the station could not serve all it was asked
+
+
+def fluid_queues(backlog: np.ndarray, arrivals: np.ndarray, work_ms: np.ndarray,
+                 capacity_ms: np.ndarray, dt: float, timeout_s: np.ndarray) -> FluidStep:
+    """Advance every node's queue of open requests by dt as a fluid.
+
+    backlog, arrivals: (classes, nodes) requests; work_ms: (classes, nodes, stations) work one
+    request of the class asks of each of the node's stations; capacity_ms: (nodes, stations)
+    work the stations can give open requests in dt; timeout_s: (classes,).
+
+    Each node serves the same share f of everything queued at it (its backlog and the step's
+    arrivals), the share its bottleneck station can do: f = min(1, min_s capacity_s / asked_s).
+    Below saturation the queue empties within the step (f = 1; M/M/c gives the waits); at or
+    above it the backlog carries over: backlog += (arrivals − served), served = capacity·dt.
+    A request arriving at the end of the step waits (1 − f)/f · dt (what remains over what the
+    node serves per second); requests of a class whose timeout is shorter than that wait fail,
+    the oldest first: the class keeps timeout/wait of what remains (a fluid queue whose
+    patience is deterministic holds at most rate · patience; e.g. Whitt, "Fluid models for
+    multiserver queues with abandonments", Operations Research 54(1), 2006)."""
+    queued = backlog + arrivals
+    asked = np.einsum("oks,ok->ks", work_ms, queued)
+    held = np.einsum("oks,ok->ks", work_ms, backlog)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        share = np.where(asked > 0, np.minimum(1.0, capacity_ms / asked), 1.0)
+        per_s = capacity_ms / dt
+        wait_start = np.where(held > 0, held / per_s, 0.0).max(axis=1, initial=0.0)
+    f = share.min(axis=1, initial=1.0)
+    served = queued * f[None, :]
+    remaining = queued - served
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        wait_end = np.where(remaining.sum(axis=0) > 0, np.where(f > 0, (1.0 - f) / f * dt, np.inf), 0.0)
+        keep = np.where(wait_end[None, :] > timeout_s[:, None],
+                        timeout_s[:, None] / wait_end[None, :], 1.0)
+    left = remaining * keep
+    return FluidStep(served, remaining - left, left, np.nan_to_num(wait_start, posinf=np.inf),
+                     wait_end, share < 1.0)
+
+
+def offline_wait(arrivals: np.ndarray, until_open_s: np.ndarray, dt: float, timeout_s: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Requests for a region that is offline wait until it opens (`until_open_s` after the
+    step's start). Arriving evenly over the step, a request waits between u − dt and u; those
+    that would wait longer than the timeout fail. Returns (answered, failed, shortest and
+    longest wait of the answered, s); all per entry."""
+    u = np.maximum(until_open_s, 0.0)
+    fail_share = np.clip((u - timeout_s) / dt, 0.0, 1.0)
+    failed = arrivals * fail_share
+    lo = np.maximum(u - dt, 0.0)
+    hi = np.minimum(u, timeout_s)
+    return arrivals - failed, failed, np.minimum(lo, hi), hi
+
+
+def _sum_of_waits_survival(x: np.ndarray, p1: np.ndarray, th1: np.ndarray, p2: np.ndarray,
+                           th2: np.ndarray) -> np.ndarray:
+    """P(W1 + W2 > x) for independent waits W_i = 0 w.p. 1 − p_i, Exp(θ_i) w.p. p_i
+    (x >= 0): the two single terms plus, when both wait, the hypoexponential survival
+    (θ2 e^{−θ1 x} − θ1 e^{−θ2 x}) / (θ2 − θ1), or (1 + θx) e^{−θx} when θ1 = θ2."""
+    e1, e2 = np.exp(-th1 * x), np.exp(-th2 * x)
+    single = p1 * (1.0 - p2) * e1 + p2 * (1.0 - p1) * e2
+    both = p1 * p2
+    if not np.any(both > 0):
+        return single
+    close = np.abs(th2 - th1) <= 1e-9 * np.maximum(th1, th2)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        hypo = np.where(close, (1.0 + th1 * x) * e1, (th2 * e1 - th1 * e2) / (th2 - th1))
+    return single + both * np.clip(np.where(np.isnan(hypo), 0.0, hypo), 0.0, 1.0)
+
+
+def astuple(mix: "LatencyMix") -> tuple[np.ndarray, ...]:
+    """The mixture's arrays (a missing shape as an empty array), to compare two mixtures."""
+    return tuple(np.zeros(0) if getattr(mix, f.name) is None else getattr(mix, f.name) for f in fields(mix))
+
+
+FLUID_POINTS = 4  # quadrature points over a fluid wait that moves within the step
+_GRID, _ROUNDS = 24, 3  # quantile search: points per round, rounds at most
+QUANTILE_TOLERANCE_MS = 0.1  # ... stopping once the bracket is this narrow (or 2e-3 of the value)
+
+
+@dataclass(frozen=True)
+class LatencyMix:
+    """Latency of the requests of each class (rows), a mixture over components (columns, e.g.
+    the nodes that served them): each component's requests take `offset_ms` plus a fluid wait
+    spread evenly over [fluid_lo_ms, fluid_hi_ms] plus two independent station waits
+    W_i = 0 w.p. 1 − p_i, exponential with mean mean_i / p_i otherwise (station_wait)."""
+
+    weight: np.ndarray  # requests answered
+    offset_ms: np.ndarray
+    fluid_lo_ms: np.ndarray
+    fluid_hi_ms: np.ndarray
+    p1: np.ndarray
+    mean1_ms: np.ndarray
+    p2: np.ndarray
+    mean2_ms: np.ndarray
+    # If given, the first wait is not exponential but gamma with this shape (mean mean1_ms / p1
+    # when it waits; the second wait is then not used): a request that finds k requests ahead
+    # waits for k services, an Erlang-k wait (closed classes, see simulator.network).
+    shape: np.ndarray | None = None
+
+    def mean_ms(self) -> np.ndarray:
+        """Mean latency per class; NaN where nothing was answered."""
+        each = self.offset_ms + (self.fluid_lo_ms + self.fluid_hi_ms) / 2.0 + self.mean1_ms + self.mean2_ms
+        total = self.weight.sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(total > 0, (self.weight * each).sum(axis=1) / total, np.nan)
+
+    def _parts(self) -> tuple[np.ndarray, ...]:
+        th1 = np.where(self.p1 > 0, self.p1 / np.maximum(self.mean1_ms, 1e-12), 1e12)
+        th2 = np.where(self.p2 > 0, self.p2 / np.maximum(self.mean2_ms, 1e-12), 1e12)
+        points = FLUID_POINTS if np.any(self.fluid_hi_ms != self.fluid_lo_ms) else 1
+        frac = (np.arange(points) + 0.5) / points
+        shift = self.offset_ms[..., None] + self.fluid_lo_ms[..., None] + (
+            self.fluid_hi_ms - self.fluid_lo_ms)[..., None] * frac  # (classes, comps, quad)
+        share = self.weight / np.maximum(self.weight.sum(axis=1, keepdims=True), 1e-300) / points
+        return (shift[..., None], share[:, :, None, None],
+                *(a[:, :, None, None] for a in (self.p1, th1, self.p2, th2)))
+
+    def survival(self, t_ms: np.ndarray, parts: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
+        """P(latency > t) per class for thresholds t_ms (classes, points) -> (classes, points)."""
+        shift, share, p1, th1, p2, th2 = parts or self._parts()
+        x = np.maximum(t_ms[:, None, None, :] - shift, 0.0)  # (classes, comps, quad, points)
+        if self.shape is None:
+            waits = _sum_of_waits_survival(x, p1, th1, p2, th2)
+        else:
+            k = np.maximum(self.shape, 1.0)[:, :, None, None]
+            waits = p1 * gammaincc(k, x * th1 * k)  # Gamma(k) with mean 1 / th1
+        tail = np.where(t_ms[:, None, None, :] < shift, 1.0, waits)
+        return (share * tail).sum(axis=(1, 2))
+
+    def rows(self, keep: np.ndarray) -> "LatencyMix":
+        """The mixture of the classes in `keep` only."""
+        return LatencyMix(*(None if getattr(self, f.name) is None else getattr(self, f.name)[keep]
+                            for f in fields(self)))
+
+    def quantile_ms(self, q: float = 0.99) -> np.ndarray:
+        """The q-quantile of latency per class (by refining a grid around where the survival
+        crosses 1 − q); NaN where nothing was answered."""
+        answered = (self.weight > 0).any(axis=1)
+        out = np.full(len(self.weight), np.nan)
+        if answered.any():
+            out[answered] = self.rows(answered)._quantile_ms(q)
+        return out
+
+    def _quantile_ms(self, q: float) -> np.ndarray:
+        # The mixture's quantile lies between its components' smallest and largest. A
+        # component's is at least its offset and at most offset + fluid + t1 + t2 with t_i the
+        # 1 − (1 − q)/2 quantile of W_i alone (then P(W1 + W2 > t1 + t2) <= 1 − q); an
+        # exponential's bounds a gamma wait of the same mean (shape >= 1) from above.
+        live = self.weight > 0
+        level = 2.0 / (1.0 - q)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t1 = np.where(self.p1 > 0, np.log(np.maximum(level * self.p1, 1.0)) * self.mean1_ms / self.p1, 0.0)
+            t2 = np.where(self.p2 > 0, np.log(np.maximum(level * self.p2, 1.0)) * self.mean2_ms / self.p2, 0.0)
+        top = self.offset_ms + np.maximum(self.fluid_lo_ms, self.fluid_hi_ms) + t1 + t2
+        bottom = self.offset_ms + np.minimum(self.fluid_lo_ms, self.fluid_hi_ms)
+        lo = np.where(live, bottom, np.inf).min(axis=1) - 1e-6
+        hi = np.where(live, top, 0.0).max(axis=1, initial=0.0) + 1e-6
+        parts = self._parts()
+        for _ in range(_ROUNDS):
+            if np.all(hi - lo <= np.maximum(QUANTILE_TOLERANCE_MS, 2e-3 * hi)):
+                break
+            width = (hi - lo) / _GRID
+            grid = lo[:, None] + width[:, None] * np.arange(1, _GRID + 1)
+            first = np.minimum((self.survival(grid, parts) > 1.0 - q).sum(axis=1), _GRID - 1)
+            lo, hi = lo + width * first, lo + width * (first + 1)
+        return hi

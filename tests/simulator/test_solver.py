@@ -1,0 +1,128 @@
+"""The queueing formulas (simulator/solver.py) against their textbook definitions and against
+sampling: Erlang C, M/M/c waits, the fluid backlog (properties), the latency percentile."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simulator import solver
+
+
+def erlang_c_by_definition(c: int, rho: float) -> float:
+    """P(wait) in M/M/c from its defining sum (Kleinrock, "Queueing Systems" vol. 1, §3.5)."""
+    a = c * rho
+    head = sum(a ** k / math.factorial(k) for k in range(c))
+    tail = a ** c / math.factorial(c) / (1.0 - rho)
+    return tail / (head + tail)
+
+
+@given(st.integers(1, 12), st.floats(0.0, 0.99))
+def test_erlang_c_is_the_textbook_formula(c, rho):
+    assert math.isclose(float(solver.erlang_c(np.array(c), np.array(rho))), erlang_c_by_definition(c, rho),
+                        rel_tol=1e-9, abs_tol=1e-12)
+
+
+def test_mm1_wait_is_rho_s_over_one_minus_rho_and_more_servers_wait_less():
+    p, w = solver.station_wait(np.array([1, 2, 4]), np.array([0.8, 0.8, 0.8]), np.array([10.0, 10.0, 10.0]))
+    assert math.isclose(p[0], 0.8) and math.isclose(w[0], 0.8 * 10.0 / 0.2)
+    assert w[0] > w[1] > w[2] and p[0] > p[1] > p[2]
+
+
+queues = st.integers(1, 4).flatmap(lambda k: st.tuples(
+    st.lists(st.floats(0, 5e4), min_size=2 * k, max_size=2 * k),  # backlog, arrivals (2 classes)
+    st.lists(st.floats(0, 3e4), min_size=2 * k, max_size=2 * k),
+    st.lists(st.floats(0.0, 2.0), min_size=4 * k, max_size=4 * k),  # work per request (class, node, station)
+    st.lists(st.floats(0.0, 3e4), min_size=2 * k, max_size=2 * k),  # capacity (node, station)
+    st.tuples(st.floats(0.05, 30.0), st.floats(0.05, 30.0)),  # timeouts
+    st.just(k)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(queues)
+def test_the_fluid_backlog_conserves_requests_and_never_goes_negative(q):
+    backlog, arrivals, work, cap, timeouts, k = q
+    backlog = np.array(backlog).reshape(2, k)
+    arrivals = np.array(arrivals).reshape(2, k)
+    work = np.array(work).reshape(2, k, 2)
+    cap = np.array(cap).reshape(k, 2)
+    step = solver.fluid_queues(backlog, arrivals, work, cap, 1.0, np.array(timeouts))
+    for a in (step.served, step.failed, step.backlog):
+        assert np.all(a >= -1e-9)
+    total = backlog + arrivals
+    assert np.allclose(step.served + step.failed + step.backlog, total, rtol=1e-9, atol=1e-6)
+    # no station does more work than it has
+    done = np.einsum("oks,ok->ks", work, step.served)
+    assert np.all(done <= cap * (1 + 1e-9) + 1e-6)
+    # what is left waits at most its class's timeout (older requests failed)
+    for o in range(2):
+        for node in range(k):
+            if step.backlog[o, node] > 1e-9 and np.isfinite(step.wait_end_s[node]):
+                kept = step.backlog[:, node] @ work[:, node, :] / np.maximum(cap[node], 1e-300)
+                assert np.max(kept[cap[node] > 0], initial=0.0) <= max(timeouts) + 1e-6
+
+
+def test_past_capacity_the_backlog_grows_by_arrivals_less_capacity():
+    work = np.ones((1, 1, 2))
+    cap = np.array([[1000.0, 1e9]])  # 1,000 requests a second
+    backlog = np.zeros((1, 1))
+    for _ in range(5):
+        step = solver.fluid_queues(backlog, np.array([[1500.0]]), work, cap, 1.0, np.array([100.0]))
+        backlog = step.backlog
+    assert math.isclose(float(backlog[0, 0]), 5 * 500.0) and step.failed.sum() == 0
+    assert math.isclose(float(step.wait_end_s[0]), 2.5)  # 2,500 queued at 1,000 a second
+    # with a 1-s timeout the queue keeps what it can serve within a second; the rest fail
+    step = solver.fluid_queues(backlog, np.array([[1500.0]]), work, cap, 1.0, np.array([1.0]))
+    assert math.isclose(float(step.backlog[0, 0]), 1000.0) and math.isclose(float(step.failed[0, 0]), 2000.0)
+
+
+def test_offline_regions_answer_within_the_timeout_or_fail():
+    ok, failed, lo, hi = solver.offline_wait(np.array([100.0, 100.0, 100.0]), np.array([0.4, 1.5, 5.0]),
+                                             1.0, np.array([1.0, 1.0, 1.0]))
+    assert ok[0] == 100.0 and failed[0] == 0.0 and hi[0] == 0.4  # opens within the step
+    assert math.isclose(failed[1], 50.0) and math.isclose(ok[1], 50.0)  # half arrive > 1 s before it opens
+    assert failed[2] == 100.0 and ok[2] == 0.0
+
+
+def test_the_latency_percentile_matches_sampling():
+    mix = solver.LatencyMix(weight=np.array([[3.0, 1.0]]), offset_ms=np.array([[2.0, 5.0]]),
+                            fluid_lo_ms=np.array([[0.0, 10.0]]), fluid_hi_ms=np.array([[0.0, 30.0]]),
+                            p1=np.array([[0.6, 0.3]]), mean1_ms=np.array([[1.2, 0.5]]),
+                            p2=np.array([[0.2, 0.9]]), mean2_ms=np.array([[4.0, 9.0]]))
+    rng = np.random.default_rng(1)
+    n = 400_000
+    parts = []
+    for i, m in ((0, 3 * n // 4), (1, n // 4)):
+        lo, hi = mix.fluid_lo_ms[0, i], mix.fluid_hi_ms[0, i]
+        x = mix.offset_ms[0, i] + lo + (hi - lo) * rng.random(m)
+        for p, mean in ((mix.p1[0, i], mix.mean1_ms[0, i]), (mix.p2[0, i], mix.mean2_ms[0, i])):
+            x = x + np.where(rng.random(m) < p, rng.exponential(mean / p, m), 0.0)
+        parts.append(x)
+    sample = np.concatenate(parts)
+    assert abs(mix.quantile_ms()[0] / np.quantile(sample, 0.99) - 1) < 0.01
+    assert abs(mix.mean_ms()[0] / sample.mean() - 1) < 0.01
+    # nothing answered: no percentile
+    empty = solver.LatencyMix(*(np.zeros((1, 2)) for _ in range(8)))
+    assert np.isnan(empty.quantile_ms()[0])
+
+
+def test_mixed_inflation_slows_closed_classes_as_open_load_grows():
+    f = solver.mixed_inflation(np.array([0.0, 0.5, 0.9, 1.0, 3.0]))
+    assert f[0] == 1.0 and math.isclose(f[1], 2.0) and math.isclose(f[2], 10.0)
+    assert f[3] == f[4] == 1.0 / (1.0 - solver.OPEN_SHARE_MAX)
+
+
+def test_a_wait_behind_several_requests_is_gamma_and_tighter_than_exponential():
+    """Closed classes (simulator.network): a request that finds k requests ahead waits for
+    k services (Erlang-k); the percentile follows sampling, and is below an exponential
+    wait's of the same mean."""
+    one = np.ones((1, 1))
+    zero = np.zeros((1, 1))
+    gamma = solver.LatencyMix(one, 2 * one, zero, zero, one, 10 * one, zero, zero, shape=6 * one)
+    expo = solver.LatencyMix(one, 2 * one, zero, zero, one, 10 * one, zero, zero)
+    sample = 2 + np.random.default_rng(3).gamma(6, 10 / 6, 400_000)
+    assert abs(gamma.quantile_ms()[0] / np.quantile(sample, 0.99) - 1) < 0.01
+    assert gamma.quantile_ms()[0] < expo.quantile_ms()[0]
+    assert gamma.mean_ms()[0] == expo.mean_ms()[0] == 12
