@@ -8,7 +8,8 @@
   Per seed, then mean and min–max over the seeds that count, with how many did.
 * The oracle (`oracle_node_minutes`): for every minute, the smallest node count that serves
   that minute's offered load within the SLO at steady state, summed. `oracle_minutes` does the
-  summing over any such per-minute answer; the answer itself is the simulator's capacity model.
+  summing over any such per-minute answer; the answer itself is the simulator's steady-state
+  capacity model (simulator/steady.py: balanced placement, warm caches, no boot or move).
 """
 from __future__ import annotations
 
@@ -99,3 +100,39 @@ def oracle_minutes(minutes: int, nodes_for_minute: Callable[[int], int | None]) 
             return None
         total += int(n)
     return float(total)
+
+
+def scenario_oracle(scenario: Any, settings: Any, closed_ops_per_s: Any = None,
+                    max_nodes: int = 1000) -> float | None:
+    """The oracle's node-minutes for a scenario: per minute, simulator.steady's smallest node
+    count for the load the scenario offers in that minute (open loop: its scheduled rate, noise
+    included; closed loop: `closed_ops_per_s[m]`, per workload, what a run served that minute),
+    at its SLO. None when some minute cannot be met at any size up to max_nodes."""
+    from simulator.steady import scenario_load, smallest_nodes
+
+    timeouts = [w.timeout_ms for w in scenario.workloads if getattr(w, "rate", None) is not None]
+    timeout = min(timeouts) if timeouts else 1000.0
+    minutes = int(math.ceil(scenario.duration_s / 60.0 - 1e-9))
+
+    def nodes(m: int) -> int | None:
+        closed = None if closed_ops_per_s is None else closed_ops_per_s[m]
+        load = scenario_load(scenario, 60.0 * m, min(60.0 * (m + 1), scenario.duration_s), settings,
+                             closed_ops_per_s=closed)
+        return smallest_nodes(load, scenario.slo_latency_ms, settings, slo_max_failed=scenario.slo_max_failed,
+                              timeout_ms=timeout, max_nodes=max_nodes)
+    return oracle_minutes(minutes, nodes)
+
+
+def closed_rates_per_minute(recording: Any) -> list[list[float]] | None:
+    """Per minute and workload, the operations per second a run served (the demand closed-loop
+    tenants put on the oracle: theirs is what they got); None when every tenant is open loop."""
+    open_loop = getattr(recording, "open_loop", None)
+    if open_loop is not None and all(open_loop):
+        return None
+    ops = np.asarray(recording.ops, dtype=float)
+    per = max(1, int(round(60.0 / recording.tick_s)))
+    out = []
+    for start in range(0, ops.shape[0], per):
+        chunk = ops[start:start + per]
+        out.append([float(v) for v in chunk.sum(axis=0) / (chunk.shape[0] * recording.tick_s)])
+    return out

@@ -26,6 +26,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from controller.cost import closed_rates_per_minute, scenario_oracle
 from controller.scoring import slo_summary
 
 REQUEST_SET = 10_000  # Dory et al.: R = 10,000 requests per request set
@@ -165,7 +166,9 @@ def elasticity_scores(s: Series, scale_outs: Sequence[tuple[float, int, int]],
     return out
 
 
-def summarize(run: Any, policy: str, *, seed: int | None = None) -> dict[str, Any]:
+def summarize(run: Any, policy: str, *, seed: int | None = None, oracle: bool = True) -> dict[str, Any]:
+    """summary.json's figures. oracle=False leaves `oracle_node_minutes` out (None): it depends
+    on the scenario and seed only, and a grid computes it once per pair (bench/evaluate.py)."""
     s = series_of(run)
     c = run.cluster
     sc = run.scenario
@@ -223,6 +226,8 @@ def summarize(run: Any, policy: str, *, seed: int | None = None) -> dict[str, An
         "slo_latency_ms": sc.slo_latency_ms,
         "slo_interval_s": sc.slo_interval_s,
         **slo_summary(c.recording(), sc),
+        "oracle_node_minutes": (scenario_oracle(sc, c.settings, closed_rates_per_minute(c.recording()))
+                                if oracle else None),
         "slo_violation_tenant_windows": int(sum(by_tenant.values())),
         "slo_violation_windows_by_workload": by_tenant,
         "slo_violation_intervals": slo["intervals"],
