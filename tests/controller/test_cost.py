@@ -47,3 +47,23 @@ def test_oracle_sums_each_minutes_smallest_size_and_gives_up_on_an_unservable_mi
     need = [2, 2, 5, 3]
     assert oracle_minutes(4, lambda m: need[m]) == 12.0
     assert oracle_minutes(4, lambda m: None if m == 2 else need[m]) is None
+
+
+OPEN_LOOP = ("business-day", "flash-crowd", "steady-growth", "oltp-day-scan-night", "compressed-week",
+             "tenant-churn")
+
+
+@pytest.mark.parametrize("name", OPEN_LOOP)
+def test_each_shipped_open_loop_scenario_peaks_at_8_to_16_nodes_and_lasts_40_to_90_minutes(name):
+    from controller.config import load_config
+    from simulator.cluster import _with_scenario_hardware
+    from simulator.scenario import load_scenario
+    from simulator.steady import scenario_load, smallest_nodes
+
+    sc = load_scenario(name)
+    assert 40 * 60 <= sc.duration_s <= 90 * 60
+    settings = _with_scenario_hardware(load_config(None).simulator, sc)
+    need = [smallest_nodes(scenario_load(sc, 60.0 * m, 60.0 * (m + 1), settings), sc.slo_latency_ms, settings,
+                           slo_max_failed=sc.slo_max_failed) for m in range(int(sc.duration_s // 60))]
+    assert None not in need and 8 <= max(need) <= 16, need
+    assert min(need) < max(need)  # demand moves: elasticity has something to save
