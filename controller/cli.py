@@ -20,7 +20,7 @@ from common.errors import DeprecatedKey
 COMMANDS = ("plan", "validate", "snapshot", "simulate", "run", "nodes", "status",
             # the daemon's HTTP API (docs/control.md)
             "pause", "resume", "pin", "unpin", "protect", "unprotect", "explain", "events",
-            "hbase-jars")
+            "hbase-jars", "scenario")
 
 
 class _LazyGroup(click.Group):
