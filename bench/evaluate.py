@@ -40,7 +40,6 @@ from controller.cost import (  # noqa: E402
 # The open-loop scenarios of issue 25 (configs/scenarios/), with the static sizes tried on each.
 OPEN_LOOP = ("business-day", "flash-crowd", "steady-growth", "oltp-day-scan-night",
              "compressed-week", "tenant-churn")
-DEFAULT_SIZES = (8, 10, 12, 14, 16, 20)  # around the six scenarios' peaks (8-16 nodes)
 POLICIES = ("target-tracking", "tiramola", "met-paper", "met")
 PRESETS = {"met-paper": "configs/met-paper.yaml", "target-tracking": "configs/target-tracking.yaml"}
 # Code whose change changes a run's figures: every package the harness runs.
@@ -88,11 +87,13 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     sc = sc.model_copy(update={"seed": job["seed"], **({"initial_nodes": job["size"]} if job["size"] else {})})
     cfg = load_config(job["config"])
     if job["policy"] == "oracle":  # the scenario's and seed's alone: computed once, not per run
-        from controller.cost import scenario_oracle
+        from controller.cost import oracle_per_minute
         from simulator.cluster import _with_scenario_hardware
         if any(getattr(w, "rate", None) is None for w in sc.workloads):
-            return {"oracle_node_minutes": None}  # a closed loop's demand is what a run served
-        return {"oracle_node_minutes": scenario_oracle(sc, _with_scenario_hardware(cfg.simulator, sc))}
+            return {"oracle_node_minutes": None, "oracle_peak_nodes": None}  # closed: what a run served
+        per = oracle_per_minute(sc, _with_scenario_hardware(cfg.simulator, sc))
+        return {"oracle_node_minutes": None if None in per else float(sum(per)),
+                "oracle_peak_nodes": None if None in per else max(per)}
     name = cfg.policy.name if job["config"] else job["policy"]
     run = build_run(cfg, sc, policy=name)
     run.run()
@@ -108,12 +109,37 @@ def jobs_for(scenarios, policies, configs, seeds, sizes_of) -> list[dict[str, An
     jobs = []
     for sc in scenarios:
         for seed in seeds:
-            jobs.append({"scenario": sc, "policy": "oracle", "config": None, "seed": seed, "size": 0})
             for n in sizes_of(sc):
                 jobs.append({"scenario": sc, "policy": "static", "config": None, "seed": seed, "size": n})
             for p in policies:
                 jobs.append({"scenario": sc, "policy": p, "config": configs.get(p), "seed": seed, "size": 0})
     return jobs
+
+
+class SmallestMeeting:
+    """The search for the smallest static size meeting the SLO on one scenario and seed, a run
+    at a time: from `start` up (by half again) until a size meets, down until one fails, then
+    bisect to a gap of one node. Assumes a bigger static cluster meets whenever a smaller one
+    does (the runs say so on these scenarios; a bigger cluster that fails is reported as it is)."""
+
+    def __init__(self, start: int, cap: int = 64):
+        self.start, self.cap = max(1, start), cap
+        self.met: set[int] = set()
+        self.failed: set[int] = set()
+
+    def record(self, size: int, meets: bool) -> None:
+        (self.met if meets else self.failed).add(size)
+
+    def next(self) -> int | None:
+        lo = max(self.failed, default=0)
+        hi = min((n for n in self.met if n > lo), default=None)
+        if not self.met and not self.failed:
+            return self.start
+        if hi is None:  # nothing meets yet: grow
+            return None if lo >= self.cap else min(self.cap, lo + max(2, lo // 2))
+        if lo == 0:  # nothing fails yet: shrink
+            return None if hi <= 1 else max(1, hi - max(2, hi // 3))
+        return None if hi - lo <= 1 else (lo + hi) // 2
 
 
 def run_grid(jobs: list[dict[str, Any]], cache: Path, workers: int, *, quiet: bool = False) -> tuple[list, int]:
@@ -192,12 +218,14 @@ def judge(jobs, results, scenarios, policies, seeds, target) -> dict[str, Any]:
     for sc in scenarios:
         sizes = sorted({j["size"] for j in jobs if j["scenario"] == sc and j["policy"] == "static"})
         static = {str(s): smallest_static([(n, by[(sc, "static", s, n)]["node_minutes"],
-                                            by[(sc, "static", s, n)]["slo_attainment"]) for n in sizes], target)
+                                            by[(sc, "static", s, n)]["slo_attainment"])
+                                           for n in sizes if (sc, "static", s, n) in by], target)
                   for s in seeds}
         oracle = {str(s): by[(sc, "oracle", s, 0)]["oracle_node_minutes"] for s in seeds}
         rows = {}
         for name, key in [(f"static {n}", ("static", n)) for n in sizes] + [(p, (p, 0)) for p in policies]:
-            runs = [{"seed": s, **by[(sc, key[0], s, key[1])]} for s in seeds]
+            # a static size the search did not need on some seed has fewer runs ([k/n] in the table)
+            runs = [{"seed": s, **by[(sc, key[0], s, key[1])]} for s in seeds if (sc, key[0], s, key[1]) in by]
             rows[name] = {"runs": runs, **cost_at_slo(runs, static, oracle, target)}
         table[Path(sc).stem] = {
             "smallest_static_meeting_slo": static, "oracle_node_minutes": oracle,
@@ -223,12 +251,12 @@ def markdown(table: dict[str, Any], target: float, seeds: list[int]) -> str:
     lines = [f"Target: every tenant within its SLO in >= {target:.0%} of windows. Mean (min–max) over "
              f"seeds {', '.join(map(str, seeds))}; a cost ratio counts only for seeds where the run meets the "
              "target ([k/n]: on k of n seeds; – : on none).", "",
-             "| scenario | policy | attainment | node-min | cost vs smallest SLO static | cost vs oracle |",
-             "|---|---|---|---|---|---|"]
+             "| scenario | policy | runs | attainment | node-min | cost vs smallest SLO static | cost vs oracle |",
+             "|---|---|---|---|---|---|---|"]
     for sc, t in table.items():
         for name, r in t["rows"].items():
-            lines.append(f"| {sc} | {name} | {_fmt(r['slo_attainment'])} | {_fmt(r['node_minutes'], '{:.0f}')} | "
-                         f"{_fmt(r['vs_smallest_static'])} | {_fmt(r['vs_oracle'])} |")
+            lines.append(f"| {sc} | {name} | {len(r['runs'])} | {_fmt(r['slo_attainment'])} | "
+                         f"{_fmt(r['node_minutes'], '{:.0f}')} | {_fmt(r['vs_smallest_static'])} | {_fmt(r['vs_oracle'])} |")
     lines += ["", "| scenario | smallest static meeting the SLO (nodes) | its node-min | oracle node-min | "
               "smallest SLO static / oracle |", "|---|---|---|---|---|"]
     for sc, t in table.items():
@@ -264,7 +292,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=CONFIG",
                     help="one more policy: a config file's policy under NAME (repeatable)")
     ap.add_argument("--seeds", default="1,2,3")
-    ap.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)), help="static sizes tried")
+    ap.add_argument("--sizes", default="auto", help="static sizes to run, or auto: search each scenario "
+                    "and seed for the smallest size meeting the SLO, from the oracle's peak + 3")
     ap.add_argument("--slo-target", default=str(DEFAULT_TARGET))
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="runs at a time (default: every core)")
     ap.add_argument("--cache", default="out/evaluate-cache")
@@ -275,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     scenarios = _list(ap, "--scenarios", a.scenarios)
     policies = _list(ap, "--policies", a.policies)
     seeds = _list(ap, "--seeds", a.seeds, int)
-    sizes = _list(ap, "--sizes", a.sizes, int)
+    sizes = None if a.sizes == "auto" else _list(ap, "--sizes", a.sizes, int)
     try:
         target = check_target(float(a.slo_target))
     except ValueError:
@@ -298,8 +327,31 @@ def main(argv: list[str] | None = None) -> int:
         print(f"evaluate: {err}", file=sys.stderr)
         return 2
     t0 = time.monotonic()
-    jobs = jobs_for(scenarios, policies, configs, seeds, lambda sc: sizes)
-    results, computed = run_grid(jobs, Path(a.cache), a.jobs, quiet=a.quiet)
+    cache = Path(a.cache)
+    oracles = [{"scenario": sc, "policy": "oracle", "config": None, "seed": s, "size": 0}
+               for sc in scenarios for s in seeds]
+    done, computed = run_grid(oracles, cache, a.jobs, quiet=True)
+    jobs, results = list(oracles), list(done)
+    todo = jobs_for(scenarios, policies, configs, seeds, lambda sc: sizes or [])
+    searches = {}
+    if not sizes:  # auto: the smallest static meeting the SLO, searched from the oracle's peak up
+        for j, r in zip(oracles, done):
+            peak = r.get("oracle_peak_nodes") or 8
+            searches[(j["scenario"], j["seed"])] = SmallestMeeting(peak + 3)
+    while todo or searches:
+        todo += [{"scenario": sc, "policy": "static", "config": None, "seed": s, "size": n}
+                 for (sc, s), search in searches.items() if (n := search.next()) is not None]
+        searches = {k: v for k, v in searches.items() if v.next() is not None}
+        if not todo:
+            break
+        got, n_new = run_grid(todo, cache, a.jobs, quiet=a.quiet)
+        computed += n_new
+        for j, r in zip(todo, got):
+            if j["policy"] == "static" and (j["scenario"], j["seed"]) in searches:
+                searches[(j["scenario"], j["seed"])].record(j["size"], r["slo_attainment"] >= target - 1e-12)
+        jobs += todo
+        results += got
+        todo = []
     table = judge(jobs, results, scenarios, policies, seeds, target)
     text = markdown(table, target, seeds)
     took = time.monotonic() - t0

@@ -108,6 +108,13 @@ def scenario_oracle(scenario: Any, settings: Any, closed_ops_per_s: Any = None,
     count for the load the scenario offers in that minute (open loop: its scheduled rate, noise
     included; closed loop: `closed_ops_per_s[m]`, per workload, what a run served that minute),
     at its SLO. None when some minute cannot be met at any size up to max_nodes."""
+    per = oracle_per_minute(scenario, settings, closed_ops_per_s, max_nodes)
+    return oracle_minutes(len(per), per.__getitem__)
+
+
+def oracle_per_minute(scenario: Any, settings: Any, closed_ops_per_s: Any = None,
+                      max_nodes: int = 1000) -> list[int | None]:
+    """scenario_oracle's answer for each minute (None: no size up to max_nodes meets it)."""
     from simulator.steady import scenario_load, smallest_nodes
 
     timeouts = [w.timeout_ms for w in scenario.workloads if getattr(w, "rate", None) is not None]
@@ -120,7 +127,7 @@ def scenario_oracle(scenario: Any, settings: Any, closed_ops_per_s: Any = None,
                              closed_ops_per_s=closed)
         return smallest_nodes(load, scenario.slo_latency_ms, settings, slo_max_failed=scenario.slo_max_failed,
                               timeout_ms=timeout, max_nodes=max_nodes)
-    return oracle_minutes(minutes, nodes)
+    return [nodes(m) for m in range(minutes)]
 
 
 def closed_rates_per_minute(recording: Any) -> list[list[float]] | None:

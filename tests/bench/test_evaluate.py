@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, strategies as st
 
 from bench import evaluate
 
@@ -70,3 +71,14 @@ def test_bad_grid_input_names_the_flag(tmp_path, capsys):
         with pytest.raises(SystemExit) as e:
             bench.main([flag, value, "--cache", str(tmp_path)])
         assert e.value.code == 2 and flag in capsys.readouterr().err
+
+
+@given(threshold=st.integers(1, 40), start=st.integers(1, 40))
+def test_the_search_finds_the_smallest_size_that_meets(threshold, start):
+    search = load_bench().SmallestMeeting(start)
+    runs = 0
+    while (n := search.next()) is not None:
+        search.record(n, n >= threshold)
+        runs += 1
+    assert min(search.met) == threshold and (threshold == 1 or threshold - 1 in search.failed)
+    assert runs <= 13  # a few runs (at most 6 within 4 nodes of the start), never one per size
