@@ -18,6 +18,8 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from simulator.steady import scenario_load, smallest_nodes
+
 DEFAULT_TARGET = 0.99  # issue 25 item 3: every tenant within its SLO in >= 99 % of windows
 
 
@@ -115,8 +117,6 @@ def scenario_oracle(scenario: Any, settings: Any, closed_ops_per_s: Any = None,
 def oracle_per_minute(scenario: Any, settings: Any, closed_ops_per_s: Any = None,
                       max_nodes: int = 1000) -> list[int | None]:
     """scenario_oracle's answer for each minute (None: no size up to max_nodes meets it)."""
-    from simulator.steady import scenario_load, smallest_nodes
-
     timeouts = [w.timeout_ms for w in scenario.workloads if getattr(w, "rate", None) is not None]
     timeout = min(timeouts) if timeouts else 1000.0
     minutes = int(math.ceil(scenario.duration_s / 60.0 - 1e-9))

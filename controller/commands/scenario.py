@@ -17,6 +17,8 @@ import yaml
 from controller.backtest import load_series, scenario_from_snapshots
 from controller.errors import BadInput
 from controller.options import FiniteFloat
+from simulator.scenario import scenario_from_dict
+from simulator.settings import CostSettings
 
 
 @click.group(name="scenario")
@@ -33,9 +35,6 @@ def command() -> None:
               help="The tenants' p99 objective in the scenario.")
 def from_snapshots(directory: str, out_file: str | None, name: str | None, slo_latency_ms: float) -> None:
     """An open-loop scenario whose rate tables follow the snapshots' recorded rates and sizes."""
-    from simulator.scenario import scenario_from_dict
-    from simulator.settings import CostSettings
-
     snaps = load_series(directory)
     costs = CostSettings()
     label = name or re.sub(r"[^A-Za-z0-9_.-]+", "-", Path(directory).resolve().name) or "backtest"
