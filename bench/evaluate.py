@@ -13,16 +13,19 @@ static size its attainment, node-minutes and the two cost ratios, counted only w
 the target (controller/cost.py). Mean (min–max) over seeds.
 
 Runs go `--jobs` at a time (default: every core) in worker processes, with a progress bar and
-an estimate of the time left. Every run's figures are cached under --cache by a hash of the
-scenario file, the policy, its config file, the seed, the size and the code that simulates it,
-so a re-run computes only what changed (static runs do not hash the policy modules they never
-execute: a change to a policy leaves the static frontier cached).
+an estimate of the time left. Every run's figures are cached under --cache by the scenario file,
+the policy, its config file, the seed and the size, with the code version it ran: each project
+module it imported and the hash of its content. A cached run counts only while every one of
+those modules is unchanged, so a re-run computes only what a change can have moved (modules a
+simulated run imports but never runs, NOT_RUN, and for static runs the policy modules, are left
+out: a change to a policy leaves the static runs cached).
 """
 from __future__ import annotations
 
 import argparse
 import hashlib
 import json
+import logging
 import os
 import sys
 import time
@@ -33,62 +36,88 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from common.errors import BadInput  # noqa: E402
+from controller.config import load_config  # noqa: E402
 from controller.cost import (  # noqa: E402
-    DEFAULT_TARGET, check_target, cost_at_slo, smallest_static, spread, static_over_oracle,
+    DEFAULT_TARGET, check_target, cost_at_slo, oracle_per_minute, smallest_static, spread, static_over_oracle,
 )
+from controller.harness import build_run  # noqa: E402
+from controller.report import summarize  # noqa: E402
+from simulator.cluster import _with_scenario_hardware  # noqa: E402
+from simulator.scenario import load_scenario, resolve_scenario_path  # noqa: E402
 
 # The open-loop scenarios of issue 25 (configs/scenarios/), with the static sizes tried on each.
 OPEN_LOOP = ("business-day", "flash-crowd", "steady-growth", "oltp-day-scan-night",
              "compressed-week", "tenant-churn")
 POLICIES = ("target-tracking", "tiramola", "met-paper", "met")
 PRESETS = {"met-paper": "configs/met-paper.yaml", "target-tracking": "configs/target-tracking.yaml"}
-# Code whose change changes a run's figures: every package the harness runs.
-CODE = ("actuator", "common", "controller", "decision", "monitor", "profiles", "simulator")
-# Policy modules a static run never executes (anything not listed here counts for static too,
-# so a new module is hashed for every run until listed).
+# Project modules a simulated run imports but never runs (servers, notification, leadership):
+# left out of a run's code version so that work on them does not void the cache.
+NOT_RUN = ("controller/api.py", "controller/api_events.py", "controller/api_guard.py",
+           "controller/console/", "controller/webhooks.py", "controller/ha/")
+# Policy modules a static run imports but never executes.
 POLICY_ONLY = ("decision/guarded.py", "decision/target_tracking.py", "decision/tiramola.py",
                "decision/prediction.py", "decision/placement.py", "decision/reconcile.py",
-               "decision/actions.py", "decision/sizing.py")
+               "decision/actions.py", "decision/sizing.py", "decision/rules/", "decision/met_paper.py")
 BEGIN, END = "<!-- evaluate:begin -->", "<!-- evaluate:end -->"
 
 
-def code_hash(static: bool) -> str:
-    h = hashlib.sha256()
-    for pkg in CODE:
-        for p in sorted((ROOT / pkg).rglob("*")):
-            rel = p.relative_to(ROOT).as_posix()
-            if p.suffix not in (".py", ".yaml") or "__pycache__" in rel or (static and rel in POLICY_ONLY):
-                continue
-            h.update(rel.encode() + b"\0" + p.read_bytes())
-    return h.hexdigest()
+def _sha(rel: str) -> str | None:
+    p = ROOT / rel
+    return hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None
 
 
-def job_key(job: dict[str, Any], code: str) -> str:
-    from simulator.scenario import resolve_scenario_path
-    h = hashlib.sha256(code.encode())
-    h.update(resolve_scenario_path(job["scenario"]).read_bytes())
+def code_of_run(static: bool) -> dict[str, str]:
+    """The code version of a run: each project module it imported (this process's modules),
+    with the hash of its content, less those it never runs."""
+    out = {}
+    for m in list(sys.modules.values()):
+        f = getattr(m, "__file__", None)
+        if not f:
+            continue
+        try:
+            rel = Path(f).resolve().relative_to(ROOT).as_posix()
+        except ValueError:
+            continue  # not the project's: a library
+        if rel.startswith(("bench/", "tests/")) or rel.startswith(NOT_RUN) or (static and rel.startswith(POLICY_ONLY)):
+            continue
+        out[rel] = _sha(rel) or ""
+    return out
+
+
+def job_key(job: dict[str, Any]) -> str:
+    """What a run is of (the code version is checked beside it: cached_result)."""
+    h = hashlib.sha256(resolve_scenario_path(job["scenario"]).read_bytes())
     if job["config"]:
         h.update(Path(job["config"]).read_bytes())
     h.update(json.dumps([job["policy"], job["seed"], job["size"]]).encode())
     return h.hexdigest()[:24]
 
 
+def cached_result(path: Path) -> dict[str, Any] | None:
+    """A cached run's figures, if the code it ran is still the code here (every module it
+    imported unchanged)."""
+    if not path.exists():
+        return None
+    entry = json.loads(path.read_text())
+    if any(_sha(rel) != sha for rel, sha in entry.get("code", {"?": "?"}).items()):
+        return None
+    return entry["result"]
+
+
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
-    """One simulated run (size 0: the scenario's own), its figures as the table needs them."""
-    import logging
-
-    from controller.config import load_config
-    from controller.harness import build_run
-    from controller.report import summarize
-    from simulator.scenario import load_scenario
-
+    """One simulated run (size 0: the scenario's own): its figures as the table needs them, and
+    the code it ran."""
     logging.getLogger("metctl").setLevel(logging.ERROR)
+    result = _simulate(job)
+    return {"result": result, "code": code_of_run(job["policy"] == "static")}
+
+
+def _simulate(job: dict[str, Any]) -> dict[str, Any]:
     sc = load_scenario(job["scenario"])
     sc = sc.model_copy(update={"seed": job["seed"], **({"initial_nodes": job["size"]} if job["size"] else {})})
     cfg = load_config(job["config"])
     if job["policy"] == "oracle":  # the scenario's and seed's alone: computed once, not per run
-        from controller.cost import oracle_per_minute
-        from simulator.cluster import _with_scenario_hardware
         if any(getattr(w, "rate", None) is None for w in sc.workloads):
             return {"oracle_node_minutes": None, "oracle_peak_nodes": None}  # closed: what a run served
         per = oracle_per_minute(sc, _with_scenario_hardware(cfg.simulator, sc))
@@ -146,13 +175,11 @@ def run_grid(jobs: list[dict[str, Any]], cache: Path, workers: int, *, quiet: bo
     """Figures for every job, from the cache or computed `workers` at a time; returns them in
     job order and how many were computed."""
     cache.mkdir(parents=True, exist_ok=True)
-    codes = {True: code_hash(True), False: code_hash(False)}
-    keys = [job_key(j, codes[j["policy"] == "static"]) for j in jobs]
+    keys = [job_key(j) for j in jobs]
     results: list[dict[str, Any] | None] = []
     todo = []
-    for i, (j, k) in enumerate(zip(jobs, keys)):
-        f = cache / f"{k}.json"
-        results.append(json.loads(f.read_text()) if f.exists() else None)
+    for i, k in enumerate(keys):
+        results.append(cached_result(cache / f"{k}.json"))
         if results[-1] is None:
             todo.append(i)
     # longest first (simulated seconds x nodes as the guess) so the last workers are not idle
@@ -164,15 +191,15 @@ def run_grid(jobs: list[dict[str, Any]], cache: Path, workers: int, *, quiet: bo
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for fut in done:
                 i = running.pop(fut)
-                results[i] = fut.result()
-                (cache / f"{keys[i]}.json").write_text(json.dumps(results[i]) + "\n")
+                entry = fut.result()
+                results[i] = entry["result"]
+                (cache / f"{keys[i]}.json").write_text(json.dumps(entry) + "\n")
                 bar.advance(_label(jobs[i]), _weight(jobs[i]))
     bar.close()
     return results, len(todo)
 
 
 def _weight(job: dict[str, Any]) -> float:
-    from simulator.scenario import load_scenario
     sc = load_scenario(job["scenario"])
     return sc.duration_s * (1 if job["policy"] == "oracle" else job["size"] or sc.initial_nodes)
 
@@ -318,8 +345,6 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"--variant {v!r}: expected NAME=CONFIG with an existing file")
         configs[name] = path
         policies.append(name)
-    from common.errors import BadInput
-    from simulator.scenario import load_scenario
     try:
         for sc in scenarios:
             load_scenario(sc)

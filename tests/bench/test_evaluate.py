@@ -82,3 +82,18 @@ def test_the_search_finds_the_smallest_size_that_meets(threshold, start):
         runs += 1
     assert min(search.met) == threshold and (threshold == 1 or threshold - 1 in search.failed)
     assert runs <= 13  # a few runs (at most 6 within 4 nodes of the start), never one per size
+
+
+def test_a_cached_run_counts_only_while_the_code_it_ran_is_unchanged(tmp_path, monkeypatch):
+    monkeypatch.setattr(evaluate, "ROOT", tmp_path)
+    (tmp_path / "simulator").mkdir()
+    model = tmp_path / "simulator" / "model.py"
+    model.write_text("RATE = 1\n")
+    entry = tmp_path / "run.json"
+    entry.write_text(json.dumps({"result": {"node_minutes": 5.0}, "code": {"simulator/model.py": evaluate._sha("simulator/model.py")}}))
+    assert evaluate.cached_result(entry) == {"node_minutes": 5.0}
+    model.write_text("RATE = 2\n")  # the model changed: the run must be redone
+    assert evaluate.cached_result(entry) is None
+    model.unlink()
+    assert evaluate.cached_result(entry) is None
+    assert evaluate.cached_result(tmp_path / "absent.json") is None
