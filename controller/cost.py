@@ -105,25 +105,29 @@ def oracle_minutes(minutes: int, nodes_for_minute: Callable[[int], int | None]) 
 
 
 def scenario_oracle(scenario: Any, settings: Any, closed_ops_per_s: Any = None,
-                    max_nodes: int = 1000) -> float | None:
+                    max_nodes: int = 1000, until_s: float | None = None) -> float | None:
     """The oracle's node-minutes for a scenario: per minute, simulator.steady's smallest node
     count for the load the scenario offers in that minute (open loop: its scheduled rate, noise
     included; closed loop: `closed_ops_per_s[m]`, per workload, what a run served that minute),
-    at its SLO. None when some minute cannot be met at any size up to max_nodes."""
-    per = oracle_per_minute(scenario, settings, closed_ops_per_s, max_nodes)
+    at its SLO, over the scenario or its first `until_s` seconds (a run cut short). None when
+    some minute cannot be met at any size up to max_nodes."""
+    per = oracle_per_minute(scenario, settings, closed_ops_per_s, max_nodes, until_s)
     return oracle_minutes(len(per), per.__getitem__)
 
 
 def oracle_per_minute(scenario: Any, settings: Any, closed_ops_per_s: Any = None,
-                      max_nodes: int = 1000) -> list[int | None]:
+                      max_nodes: int = 1000, until_s: float | None = None) -> list[int | None]:
     """scenario_oracle's answer for each minute (None: no size up to max_nodes meets it)."""
     timeouts = [w.timeout_ms for w in scenario.workloads if getattr(w, "rate", None) is not None]
     timeout = min(timeouts) if timeouts else 1000.0
-    minutes = int(math.ceil(scenario.duration_s / 60.0 - 1e-9))
+    end = scenario.duration_s if until_s is None else min(until_s, scenario.duration_s)
+    minutes = int(math.ceil(end / 60.0 - 1e-9))
+    if closed_ops_per_s is not None:
+        minutes = min(minutes, len(closed_ops_per_s))
 
     def nodes(m: int) -> int | None:
         closed = None if closed_ops_per_s is None else closed_ops_per_s[m]
-        load = scenario_load(scenario, 60.0 * m, min(60.0 * (m + 1), scenario.duration_s), settings,
+        load = scenario_load(scenario, 60.0 * m, min(60.0 * (m + 1), end), settings,
                              closed_ops_per_s=closed)
         return smallest_nodes(load, scenario.slo_latency_ms, settings, slo_max_failed=scenario.slo_max_failed,
                               timeout_ms=timeout, max_nodes=max_nodes)

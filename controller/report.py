@@ -226,8 +226,8 @@ def summarize(run: Any, policy: str, *, seed: int | None = None, oracle: bool = 
         "slo_latency_ms": sc.slo_latency_ms,
         "slo_interval_s": sc.slo_interval_s,
         **slo_summary(c.recording(), sc),
-        "oracle_node_minutes": (scenario_oracle(sc, c.settings, closed_rates_per_minute(c.recording()))
-                                if oracle else None),
+        "oracle_node_minutes": (scenario_oracle(sc, c.settings, closed_rates_per_minute(c.recording()),
+                                                until_s=duration) if oracle else None),
         "slo_violation_tenant_windows": int(sum(by_tenant.values())),
         "slo_violation_windows_by_workload": by_tenant,
         "slo_violation_intervals": slo["intervals"],
