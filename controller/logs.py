@@ -85,7 +85,7 @@ class _StderrHandler(logging.StreamHandler):
     made: a CLI command run in-process (tests, an embedding program) that swaps stderr never
     leaves metctl logging into a closed stream."""
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> IO[str]:
         return sys.stderr
 
@@ -109,8 +109,9 @@ def setup_logging(settings: Any = None, stream: IO[str] | None = None) -> loggin
     logger = logging.getLogger(ROOT)
     for old in [h for h in logger.handlers if getattr(h, "_metctl", False)]:
         logger.removeHandler(old)
-    handler = logging.StreamHandler(stream) if stream is not None else _StderrHandler()
-    handler._metctl = True  # type: ignore[attr-defined]
+    handler: logging.StreamHandler = (logging.StreamHandler(stream) if stream is not None
+                                      else _StderrHandler())
+    setattr(handler, "_metctl", True)  # marks the handler this function installed
     handler.setFormatter(JsonFormatter() if fmt == "json" else HumanFormatter())
     logger.addHandler(handler)
     logger.setLevel(getattr(settings, "log_level", "INFO"))
