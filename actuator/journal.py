@@ -13,6 +13,7 @@ tests use it to SIGKILL the process at every write.
 """
 from __future__ import annotations
 
+import errno
 import json
 from dataclasses import fields
 import os
@@ -79,7 +80,19 @@ def _private_file(path: Path) -> None:
     SQLite gives its -wal and -shm files the database's mode)."""
     if not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    # never through a symbolic link (the journal, or the -wal/-shm SQLite opens beside it):
+    # it created, chmod-ed and wrote the link's target
+    for name in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        if name.is_symlink():
+            raise BadInput(str(name), "", "a journal file, not a symbolic link (metctl does not "
+                           "write through links)")
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise BadInput(str(path), "", "a journal file, not a symbolic link (metctl does not "
+                           "write through links)") from None
+        raise
     try:
         if os.fstat(fd).st_uid == os.getuid():
             os.fchmod(fd, 0o600)  # a journal made 0644 by an older metctl

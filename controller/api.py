@@ -20,6 +20,7 @@ import json
 import logging
 import secrets
 import ssl
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -55,6 +56,13 @@ def ensure_token(path: str | Path) -> str:
     if not p.exists():
         write_private(p, secrets.token_urlsafe(32) + "\n")
         log.info("created API token file %s (0600)", p, extra={"event": "api.token_created"})
+    else:
+        st = p.stat()
+        if st.st_mode & 0o077:
+            # not changed for the operator (they made it so, maybe on purpose), said loudly
+            log.warning("the API token file %s is readable by others (mode %04o): anyone who "
+                        "can read it can pause, pin and protect; chmod 600 %s", p,
+                        stat.S_IMODE(st.st_mode), p, extra={"event": "api.token_exposed"})
     token = read_token(p)
     if token is None:
         raise BadInput(str(p), "", "a token (one line of text), got an empty file")

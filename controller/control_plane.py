@@ -9,6 +9,7 @@ consults, the live status the API reads, the HTTP API server, and the control me
 """
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -88,16 +89,28 @@ class DecisionLog:
 
     def __init__(self, path: Path, max_bytes: int = 4 << 20):
         self.path, self.max_bytes = path, max_bytes
+        self._said = False  # an unwritable record is logged once, not at every decision
 
     def __call__(self, entry: dict[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        from common.files import append_private, private_dir
+
         try:
-            if self.path.stat().st_size > self.max_bytes:
+            private_dir(self.path.parent)
+            if os.lstat(self.path).st_size > self.max_bytes:
                 os.replace(self.path, self.path.with_suffix(".jsonl.1"))
         except FileNotFoundError:
             pass
-        with open(self.path, "a", encoding="utf-8") as out:
-            out.write(json.dumps(entry, default=str) + "\n")
+        try:
+            # 0600, never through a symbolic link (it appended to, and created, the target)
+            append_private(self.path, json.dumps(entry, default=str) + "\n")
+        except OSError as err:
+            if not self._said:
+                why = "it is a symbolic link" if err.errno == errno.ELOOP else \
+                    (err.strerror or type(err).__name__)
+                log.error("decisions and holds are not recorded in %s: %s", self.path, why,
+                          extra={"event": "control.decision_log_unwritable"})
+                self._said = True
+            raise
 
 
 class ControlPlane:

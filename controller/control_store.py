@@ -51,7 +51,7 @@ def default_state_path(config: MetctlConfig) -> Path:
 def write_private(path: Path, text: str) -> None:
     """Replace `path` with `text` atomically, readable by its owner only (0600); its directory
     is made when missing."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     write_atomic(path, text)
 
 

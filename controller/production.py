@@ -145,7 +145,7 @@ class DecisionRecorder:
         if self.path is None or self.last is None:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             # atomic: status never reads half a file
             write_atomic(self.path, json.dumps(self.last, sort_keys=True, default=str))
         except OSError as err:

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from common.files import private_dir
 from common.locking import Held, hold
 from controller.errors import BadInput
 from controller.control_store import default_state_path
@@ -48,6 +49,7 @@ def one_daemon(config: MetctlConfig, *, live: bool) -> Iterator[None]:
     try:
         for d in state_directories(config, live=live):
             try:
+                private_dir(d)  # 0700: the journal, controls and decisions name hosts and people
                 holds.append(hold(d / LOCK_NAME))
             except Held as err:
                 who = f"metctl PID {err.pid}" if err.pid is not None else "another metctl"

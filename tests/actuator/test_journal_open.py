@@ -27,3 +27,30 @@ def test_concurrent_openers_of_a_new_shared_journal_all_succeed(tmp_path):
             p.join(60)
         outcomes += [results.get(timeout=10) for _ in procs]
     assert outcomes == ["ok"] * len(outcomes)
+
+
+def test_a_journal_that_is_a_symbolic_link_is_refused_and_its_target_untouched(tmp_path):
+    """Issue 24 item 21: the journal followed symlinks (creating, chmod-ing the target)."""
+    import os
+    import stat
+
+    import pytest
+
+    from common.errors import BadInput
+
+    target = tmp_path / "elsewhere.db"
+    target.write_bytes(b"someone else's file")
+    target.chmod(0o644)
+    link = tmp_path / "state" / "journal.sqlite"
+    link.parent.mkdir()
+    link.symlink_to(target)
+    with pytest.raises(BadInput, match="symbolic link"):
+        Journal(link)
+    assert target.read_bytes() == b"someone else's file"
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o644
+    # a dangling link is not created through either
+    dangling = tmp_path / "state" / "other.sqlite"
+    dangling.symlink_to(tmp_path / "nowhere.db")
+    with pytest.raises(BadInput, match="symbolic link"):
+        Journal(dangling)
+    assert not (tmp_path / "nowhere.db").exists()
