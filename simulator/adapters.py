@@ -49,6 +49,8 @@ class SimMetricsSource:
         profiles: dict[str, str] = {}
         servers = []
         latency: dict[str, float] = {}
+        queue: dict[str, float] = {}
+        dropped: dict[str, float] = {}
         for n in c.nodes:
             if n.vm_state != "running" or n.rs_state in ("absent", "stopped"):
                 continue
@@ -63,6 +65,10 @@ class SimMetricsSource:
                 ms = c.server_latency_ms(n)
                 if ms is not None:
                     latency[n.server_id] = ms
+                waiting = c.server_queue_length(n)
+                if waiting is not None:
+                    queue[n.server_id] = waiting
+                dropped[n.server_id] = n.dropped
         parts = []
         reg = c.regions
         for r in np.where(reg.server >= 0)[0]:
@@ -72,7 +78,8 @@ class SimMetricsSource:
                 reads=float(reg.reads[r]), writes=float(reg.writes[r]), scans=float(reg.scans[r]),
                 size_mb=float(reg.size[r]), locality=float(reg.locality[r])))
         return Sample(taken_at=c.t, hosts=tuple(hosts), partitions=tuple(parts),
-                      server_profiles=profiles, servers=tuple(servers), server_latency_ms=latency)
+                      server_profiles=profiles, servers=tuple(servers), server_latency_ms=latency,
+                      server_queue_length=queue, server_dropped_calls=dropped)
 
 
 class SimInfrastructure:

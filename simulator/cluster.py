@@ -260,7 +260,7 @@ class SimCluster:
         k = len(self.nodes)
         load = metrics.NodeLoad(
             util_cpu=res.util_cpu, util_disk=res.util_disk, bg_cpu=self.background.load[0],
-            bg_disk=self.background.load[1], disk_queue=res.disk_queue, latency_ms=res.node_latency_ms,
+            bg_disk=self.background.load[1], disk_queue=res.disk_queue, latency_ms=res.node_latency_ms, queue=res.node_queue, dropped=res.node_dropped,
             cache_share=cache_share, memstore_share=memst,
             cached_kb=np.bincount(node[served], weights=(reg.cached_kb * reg.warmth)[served], minlength=k),
             writes=np.bincount(node[served], weights=puts[served], minlength=k))
@@ -286,6 +286,10 @@ class SimCluster:
         reg, mix = self.regions, self.mix
         x = self.last_x[reg.cls] * (reg.share * (1 - mix.p_insert[reg.cls]) + reg.ins * mix.p_insert[reg.cls])
         return metrics.node_views(self.nodes, reg.server, x)
+
+    def server_queue_length(self, node: SimNode) -> float | None:
+        """Calls waiting in the node's RPC call queue (simulator.metrics.server_queue_length)."""
+        return metrics.server_queue_length(node)
 
     def server_latency_ms(self, node: SimNode) -> float | None:
         """Mean time a request spent in this RegionServer over the metrics window

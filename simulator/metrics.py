@@ -113,6 +113,8 @@ class NodeLoad:
     bg_disk: np.ndarray
     disk_queue: np.ndarray  # requests at its disk (MVA), for io_wait
     latency_ms: np.ndarray  # server_time_ms, NaN where no request arrived
+    queue: np.ndarray  # open requests waiting for it at the step's end (its RPC call queue)
+    dropped: np.ndarray  # open requests that timed out waiting for it in the step
     cache_share: np.ndarray  # profile: block cache and memstore shares of the heap
     memstore_share: np.ndarray
     cached_kb: np.ndarray  # block cache filled with the regions it serves
@@ -153,6 +155,8 @@ def observe_hosts(nodes: Sequence[SimNode], load: NodeLoad, h: HardwareSettings
         if n.rs_state == "active":
             # NaN: no call reached it this step (HBase's histogram then holds none either)
             n.lat_hist.append(_at(load.latency_ms, i, math.nan))
+            n.queue_hist.append(_at(load.queue, i, 0.0))
+            n.dropped += _at(load.dropped, i, 0.0)
         out[n.server_id] = (cpu, io_wait, mem)
     return out
 
@@ -174,6 +178,15 @@ def server_latency_ms(node: SimNode) -> float | None:
         return None
     served = [v for v in node.lat_hist if math.isfinite(v)]
     return float(np.mean(served)) if served else 0.0
+
+
+def server_queue_length(node: SimNode) -> float | None:
+    """Calls waiting in this RegionServer's call queue, averaged over the metrics window (HBase
+    reports the queue's length at each read of its gauge; the window stands for the monitor's
+    smoothing); None before it ever served."""
+    if not node.queue_hist:
+        return None
+    return float(np.mean(node.queue_hist))
 
 
 def node_views(nodes: Sequence[SimNode], server: np.ndarray, requests_per_s: np.ndarray) -> list[NodeView]:

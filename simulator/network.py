@@ -75,6 +75,8 @@ class StepResult:
     util_disk: np.ndarray
     disk_queue: np.ndarray  # (nodes,) requests at the disk, for io_wait
     node_latency_ms: np.ndarray  # (nodes,) mean time a request spends in the server, NaN if none
+    node_queue: np.ndarray  # (nodes,) open requests waiting at the step's end (HBase's call queue)
+    node_dropped: np.ndarray  # (nodes,) open requests that timed out waiting for it in the step
 
 
 def solve(state: NetworkState, s: StepInput, mix: WorkloadMix, c: CostSettings,
@@ -128,7 +130,7 @@ def _closed_only(state: NetworkState, s: StepInput, mix: WorkloadMix, c: CostSet
     p99 = _closed_p99(state, _closed_mix(sol, Dq, x, visits, util_cpu, util_disk, s, h, c, k))
     ops = x * s.dt
     return StepResult(x, ops, np.zeros(len(x)), np.zeros(len(x)), sol.response_ms, p99,
-                      util_cpu, util_disk, disk_queue, node_latency)
+                      util_cpu, util_disk, disk_queue, node_latency, np.zeros(k), np.zeros(k))
 
 
 # A closed class's latency distribution barely moves from step to step once its clients have
@@ -306,7 +308,8 @@ def _mixed_result(state: NetworkState, s: StepInput, mix: WorkloadMix, c: CostSe
     inside = np.where(s.open_loop[:, None], open_inside, np.nan_to_num(closed_inside, nan=0.0, posinf=0.0))
     node_latency = _node_latency(answered, inside, c.rpc_floor_ms)
     return StepResult(x, offered, failed, np.where(s.open_loop, fl.backlog.sum(axis=1), 0.0),
-                      latency, p99, util_cpu, util_disk, disk_queue, node_latency)
+                      latency, p99, util_cpu, util_disk, disk_queue, node_latency,
+                      fl.backlog[s.open_loop].sum(axis=0), fl.failed[s.open_loop].sum(axis=0))
 
 
 def _node_latency(answered: np.ndarray, inside: np.ndarray, floor_ms: float) -> np.ndarray:

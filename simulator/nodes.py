@@ -36,6 +36,11 @@ class SimNode:
     mem_hist: deque = field(default_factory=lambda: deque(maxlen=15))
     # mean time a request spends in this RegionServer (queues, service, remote reads), ms
     lat_hist: deque = field(default_factory=lambda: deque(maxlen=15))
+    # open requests waiting for it (HBase's call queue), one entry per step
+    queue_hist: deque = field(default_factory=lambda: deque(maxlen=15))
+    # calls that timed out waiting for it since its RegionServer started (HBase's
+    # exceptions.callTimedOut counter; 0 again after a restart)
+    dropped: float = 0.0
 
     @property
     def server_id(self) -> str:
@@ -61,6 +66,7 @@ def new_node(index: int, counter: int, profile: str, *, managed: bool, tags: dic
                    join_at=running + join_s)
     node.cpu_hist, node.io_hist, node.mem_hist = deque(maxlen=window), deque(maxlen=window), deque(maxlen=window)
     node.lat_hist = deque(maxlen=window)
+    node.queue_hist = deque(maxlen=window)
     return node
 
 

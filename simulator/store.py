@@ -98,6 +98,7 @@ def finish_transfer(cl: "SimCluster", tr: Transfer) -> None:
 def restart(cl: "SimCluster", node: SimNode, profile: str) -> None:
     a = cl.settings.actions
     node.rs_state = "restarting"
+    node.dropped = 0.0  # a restarted server's counters start again from 0
     node.pending_profile = profile
     node.rs_ready_at = cl.t + a.restart_stop_s + a.restart_start_s
     for r in np.where(cl.regions.server == node.index)[0]:

@@ -120,3 +120,29 @@ def test_an_open_load_near_saturation_slows_a_closed_tenant_on_the_same_nodes():
         return _run(sc)[1].ops[10:, 1].mean()
     alone, beside_busy = closed_throughput(0.05), closed_throughput(0.9)
     assert beside_busy < 0.5 * alone
+
+
+def test_a_saturated_server_shows_its_call_queue_and_the_calls_it_drops_as_hbase_does():
+    """What the policy sees of demand it cannot serve: a server past saturation reports calls
+    waiting in its call queue and a growing count of calls dropped unanswered (HBase's
+    numCallsInGeneralQueue, exceptions.callTimedOut); one below saturation reports neither.
+    Served plus dropped per second is about what was offered."""
+    from simulator.adapters import SimMetricsSource
+
+    def sample(rate, nodes):
+        cl = SimCluster(_scenario({"shape": "constant", "ops_per_s": rate}, nodes=nodes,
+                                  duration_s=40))
+        cl.run_until(20)
+        first = SimMetricsSource(cl).sample()
+        cl.run_until(40)
+        return cl, first, SimMetricsSource(cl).sample()
+    cl, first, last = sample(4 * PER_NODE, 2)
+    assert all(q > 1000 for q in last.server_queue_length.values())
+    dropped = sum(last.server_dropped_calls[s] - first.server_dropped_calls[s]
+                  for s in last.server_dropped_calls) / 20.0
+    rec = cl.recording()
+    served = rec.ops[20:40, 0].sum() / 20.0
+    assert dropped > 0 and abs(served + dropped - 4 * PER_NODE) < 0.1 * 4 * PER_NODE
+    _, first, last = sample(1 * PER_NODE, 2)
+    assert all(q == 0 for q in last.server_queue_length.values())
+    assert last.server_dropped_calls == first.server_dropped_calls
