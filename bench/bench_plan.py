@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from decision import DecisionMemory, PolicyConfig, decide  # noqa: E402
 from decision.arrays import SnapshotArrays  # noqa: E402
-from decision.core import plan_targets  # noqa: E402
+from decision.stages import plan_targets  # noqa: E402
 from decision.model import ClusterSnapshot  # noqa: E402
 from decision.reconcile import match_greedy, retained  # noqa: E402
 from simulator.synthetic import carry_out, zipf_cluster  # noqa: E402

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -130,3 +132,22 @@ def test_null_duplicates_and_non_objects_are_refused_never_a_reset(tmp_path, tex
     state.write_text(text)
     with pytest.raises(BadInput, match="m.json"):
         read_memory(state)
+
+
+def test_a_daemon_upgraded_in_place_starts_on_the_memory_file_of_the_version_before(
+        tmp_path, sim_stack):
+    """A state file written by metctl before the default policy became rules (commit
+    da10472, every kind of key it wrote): the daemon reads it, decides on it and writes it
+    back, keeping what it does not own."""
+    before = Path(__file__).parents[1] / "fixtures" / "data" / "memory-before-rules.json"
+    path = tmp_path / "memory.json"
+    shutil.copy(before, path)
+    old = read_memory(path)
+    run = sim_stack(memory_path=str(path))
+    assert run.loop.memory == old  # started where the old daemon stopped
+    run.run(rounds=2)
+    assert not run.recorder.errors and run.loop.counters.decisions + run.loop.counters.holds >= 2
+    new = read_memory(path)
+    assert new == run.loop.memory and new != old
+    keys = dict(new.history)
+    assert keys["elsewhere.key"] == 1.5 and keys["met.some_future_key"] == 2.0

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from decision import DecisionMemory, PolicyConfig, decide
 from decision.arrays import SnapshotArrays, load_ratio
-from decision.core import met_plan, plan_targets
+from decision.stages import met_plan, plan_targets
 from decision.model import Sizing
 from decision.reconcile import match_greedy, retained
 from tests.decision.plan_checks import check_plan

@@ -1,5 +1,6 @@
-"""Predictive scale-out (policy.predict_cycle_s, opt-in): the last cycle's short slots ahead
-scale the cluster out before the load comes, and hold off a scale-in; nothing else predicts."""
+"""Predictive scale-out (decision/rules/prediction.py, cycle.py; policy.predict_cycle_s,
+opt-in): the last cycle's short slots ahead scale the cluster out before the load comes, and
+hold off a scale-in; nothing else predicts."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -12,8 +13,13 @@ from pydantic import ValidationError
 from decision import decide
 from decision.model import DecisionMemory
 from decision.policy import PolicyConfig
-from decision.prediction import Prediction, expected_hot, predicted_need, record_hot, record_need
+from decision.rules.cycle import predicted_need, record_need
+from decision.rules.memory import RulesMemory, memory_pairs
+from decision.rules.cycle import Prediction, slot_of
+from decision.rules.prediction import PredictedScaleOut
+from decision.rules.rule import Carry, Change
 from tests.decision.plan_checks import check_plan
+from tests.fixtures.rules import alone, context
 from tests.fixtures.snapshots import (
     even_snapshot as even, later, make_snapshot, partition, snapshots, spread_partitions,
 )
@@ -22,27 +28,10 @@ HOUR = PolicyConfig(predict_cycle_s=3600.0)  # lead 600 s, slots of 300 s
 DONE = DecisionMemory(step=1, first_decision_done=True)
 
 
-def test_only_the_last_cycles_slots_ahead_predict():
-    memo: dict[str, float] = {}
-    record_need(memo, 1000.0, 6, HOUR)  # slot 900-1200 s of the hour
-    # One cycle later, 400 s before: the slot starts 300 s ahead and ends 600 s ahead.
-    assert predicted_need(memo, 1000.0 + 3600 - 400, HOUR) == Prediction(6, 300.0, 600.0)
-    # Further ahead than predict_lead_s: not yet.
-    assert predicted_need(memo, 1000.0 + 3600 - 1000, HOUR) is None
-    # Later in the same cycle: this cycle's own slot does not predict.
-    assert predicted_need(memo, 1000.0 - 400 + 3600 * 0.25, HOUR) is None
-    # No decision fell in the slot in the last cycle (a long plan): the cycle before counts;
-    # three cycles on, the memory is stale.
-    assert predicted_need(memo, 1000.0 + 2 * 3600 - 400, HOUR).nodes == 6
-    assert predicted_need(memo, 1000.0 + 3 * 3600 - 400, HOUR) is None
-    # A second visit of the slot in the same cycle keeps the larger need; the next cycle's
-    # first write replaces it, and a cycle that was not short there (0) stops the prediction.
-    record_need(memo, 1100.0, 4, HOUR)
-    assert predicted_need(memo, 1000.0 + 3600 - 400, HOUR).nodes == 6
-    record_need(memo, 1000.0 + 3600, 3, HOUR)
-    assert predicted_need(memo, 1000.0 + 2 * 3600 - 400, HOUR).nodes == 3
-    record_need(memo, 1000.0 + 2 * 3600, 0, HOUR)
-    assert predicted_need(memo, 1000.0 + 3 * 3600 - 400, HOUR) is None
+def with_cycle(cycle) -> DecisionMemory:
+    """A memory whose last cycles asked for what `cycle` says."""
+    return DecisionMemory(step=1, first_decision_done=True,
+                          history=memory_pairs(RulesMemory(cycle=cycle)))
 
 
 def test_a_cycle_short_of_capacity_ahead_scales_out_before_the_load_comes():
@@ -65,10 +54,8 @@ def test_a_cycle_short_of_capacity_ahead_scales_out_before_the_load_comes():
 def test_no_scale_in_when_the_last_cycle_needed_every_node_just_ahead():
     snap = even([0.3, 0.3, 0.3, 0.3, 0.05])  # would lose its underloaded node
     assert decide(snap, HOUR, DONE).summary.terminations == 1
-    memo: dict[str, float] = {}
     at = snap.taken_at.timestamp() - 3600 + 450  # last cycle, a slot 300-600 s from now
-    record_need(memo, at, 5, HOUR)
-    memory = DecisionMemory(step=1, first_decision_done=True, history=tuple(sorted(memo.items())))
+    memory = with_cycle(record_need({}, at, 5, HOUR))
     plan = decide(snap, HOUR, memory)
     assert plan.summary.terminations == 0 and plan.summary.launches == 0
     assert "not scaling in" in plan.reason
@@ -120,9 +107,8 @@ def calm(snap):
 def test_predictions_keep_the_safety_rules(snap, need, max_nodes, written):
     """Whatever the memory predicts: at most doubling, never above max_nodes, never a
     removal while the last cycle asked for as many nodes just ahead, and the usual rules."""
-    memo: dict[str, float] = {}
-    record_need(memo, snap.taken_at.timestamp() + written, need, HOUR)
-    memory = DecisionMemory(step=1, first_decision_done=True, history=tuple(sorted(memo.items())))
+    cycle = record_need({}, snap.taken_at.timestamp() + written, need, HOUR)
+    memory = with_cycle(cycle)
     policy = HOUR.model_copy(update={"max_nodes": max_nodes})
     plan = decide(snap, policy, memory)
     check_plan(snap, plan)
@@ -132,7 +118,7 @@ def test_predictions_keep_the_safety_rules(snap, need, max_nodes, written):
         assert current < plan.sizing.target <= min(2 * current, max_nodes)
         assert plan.summary.terminations == 0
     if plan.summary.terminations:
-        ahead = predicted_need(memo, snap.taken_at.timestamp(), policy)
+        ahead = predicted_need(cycle, snap.taken_at.timestamp(), policy)
         assert ahead is None or ahead.nodes < current
 
 
@@ -157,12 +143,27 @@ def test_new_nodes_ahead_of_a_peak_take_the_partitions_the_last_peak_woke():
     assert not any("spread by count" in a.reason for a in woke), [a.reason for a in woke]
 
 
-def test_a_partition_hot_through_a_long_peak_is_expected_from_when_it_woke():
-    memo: dict[str, float] = {}
-    for t in (1000.0, 1300.0, 1600.0):  # one peak, three short decisions
-        record_hot(memo, t, {"p1": 0.5 if t < 1600 else 0.8}, HOUR)
-    # next cycle, 500 s before it woke: expected, at its largest share
-    assert expected_hot(memo, 1000.0 + 3600 - 500, HOUR) == {"p1": 0.8}
-    # three cycles on: forgotten at the next write
-    record_hot(memo, 1000.0 + 3 * 3600, {}, HOUR)
-    assert expected_hot(memo, 1000.0 + 4 * 3600 - 500, HOUR) == {}
+def test_alone_it_records_the_cycle_and_refuses_a_scale_in_before_a_peak_and_off_does_nothing():
+    snap = even([0.3, 0.3, 0.3, 0.3, 0.05])
+    now = snap.taken_at.timestamp()
+    memory = with_cycle(record_need({}, now - 3600 + 450, 5, HOUR))
+    ctx = context(snap, HOUR, memory, observers=(PredictedScaleOut(),))
+    assert ctx.prediction == Prediction(5, 300.0 - now % 300, 600.0 - now % 300)
+    assert ctx.memory.cycle[slot_of(now, HOUR)].need == 0  # not short now: said
+    refused = PredictedScaleOut().veto(ctx, Change("remove"))
+    assert refused.cause == "predicted" and refused.reason.startswith("not scaling in")
+    assert PredictedScaleOut().veto(ctx, Change("add")) is None
+    assert alone(PredictedScaleOut(), snap, HOUR, memory) is None  # 5 nodes: none to add
+    # off: nothing observed, nothing refused
+    off = context(snap, PolicyConfig(), memory, observers=(PredictedScaleOut(),))
+    assert off.prediction is None and not PredictedScaleOut().enabled(PolicyConfig())
+    assert off.memory == context(snap, PolicyConfig(), memory).memory
+
+
+def test_inside_a_predicted_peak_the_slot_is_rewritten_with_the_nodes_held():
+    snap = even([0.3, 0.3, 0.3, 0.3, 0.05])  # scale-in would remove one
+    now = snap.taken_at.timestamp()
+    carried = DecisionMemory(step=1, first_decision_done=True, history=memory_pairs(
+        RulesMemory(predict_until=now + 300)))
+    out = alone(PredictedScaleOut(), snap, HOUR, carried)
+    assert isinstance(out, Carry) and out.memory.cycle[slot_of(now, HOUR)].need == 4

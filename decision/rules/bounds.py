@@ -1,0 +1,29 @@
+"""Bounds (always on): the safety rules every later rule is held to.
+
+Proposes nothing; refuses a change that breaks a bound: a node added at or above max_nodes, a
+node removed while any node is overloaded, more than one node removed in one decision. (A
+cluster above max_nodes is never shrunk *because* it is above: scale-in removes one node at a
+time, and only with room for its load.)
+"""
+from __future__ import annotations
+
+from decision.rules.rule import Change, Context, Rule, Veto
+
+
+class Bounds(Rule):
+    name = "bounds"
+
+    def veto(self, ctx: Context, change: Change) -> Veto | None:
+        policy, current = ctx.policy, ctx.current
+        if change.kind == "add" and current >= policy.max_nodes:
+            return Veto("bounds", f"{current} active nodes >= max_nodes {policy.max_nodes}",
+                        held=f" but {current} active nodes >= max_nodes {policy.max_nodes}")
+        if change.kind == "remove" and ctx.overloaded:
+            return Veto("bounds", f"not scaling in: {len(ctx.overloaded)} node(s) overloaded")
+        if change.kind == "remove" and change.nodes > 1:
+            return Veto("bounds", f"not scaling in by {change.nodes} nodes: at most one a "
+                        "decision")
+        return None
+
+
+__all__ = ["Bounds"]

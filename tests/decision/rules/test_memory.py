@@ -1,0 +1,78 @@
+"""The rules' memory (decision/rules/memory.py): typed in the code, the `met.*` keys on disk, so
+a state file of the version before the rules reads and writes back unchanged."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from decision.model import DecisionMemory
+from decision.rules.memory import (
+    CycleSlot, PeakPartition, PendingScaleOut, RulesMemory, SplitRecord, memory_pairs,
+    read_memory, with_rules_memory,
+)
+
+BEFORE = Path(__file__).parents[2] / "fixtures" / "data" / "memory-before-rules.json"
+
+
+def old_history() -> list[tuple[str, float]]:
+    """The history of a state file written by metctl before the rules (commit da10472): every
+    kind of key its default policy wrote, one key of MET's re-placement, one unknown `met.`
+    key, and two keys of other owners."""
+    return [(k, v) for k, v in json.loads(BEFORE.read_text())["history"]]
+
+
+def test_a_state_file_of_the_version_before_the_rules_is_read_field_by_field():
+    memory = read_memory(old_history())
+    assert memory.last_action_at == 1795344800.0
+    assert memory.scale_out == PendingScaleOut(1795341600.0, 2400.0, 0.5)  # +2 nodes on 4
+    assert memory.no_gain_requests == 2400.0
+    assert memory.splits == {"usertable": SplitRecord(5000.0, 1795342300.0, 0)}
+    assert memory.cycle[1] == CycleSlot(12, 1795341901.0) and memory.cycle[10].need == 0
+    assert len(memory.peaks) == 12 and memory.peaks["p00000"].at == 1795341600.0
+    assert memory.predict_until == 1795345500.0
+    assert memory.kept == (("met.reclassify:abc", 1.0), ("met.some_future_key", 2.0))
+
+
+def test_written_back_it_is_the_same_history_in_the_same_order():
+    history = old_history()
+    base = DecisionMemory(step=4, first_decision_done=True, history=tuple(history))
+    assert with_rules_memory(base, read_memory(history), 4) == base
+
+
+def test_a_record_missing_a_key_it_is_always_written_with_is_forgotten():
+    partial = [("met.out_at", 10.0), ("met.split_load:t", 5.0), ("met.cycle_need:3", 2.0),
+               ("met.peak_cost:p", 0.5), ("met.cycle_at:07", 1.0)]
+    memory = read_memory(partial)
+    assert memory == RulesMemory(kept=(("met.cycle_at:07", 1.0),))
+    assert memory_pairs(memory) == (("met.cycle_at:07", 1.0),)
+
+
+def test_other_owners_keys_are_left_first_and_alone():
+    base = DecisionMemory(history=(("loop.plan_ended_at", 5.0), ("123.000|rs1", 0.4),
+                                   ("met.last_action_at", 1.0)))
+    out = with_rules_memory(base, RulesMemory(last_action_at=2.0), 3)
+    assert out.history == (("loop.plan_ended_at", 5.0), ("123.000|rs1", 0.4),
+                           ("met.last_action_at", 2.0))
+    assert out.step == 3 and out.first_decision_done
+
+
+finite = st.floats(min_value=0, max_value=2e9, allow_nan=False)
+names = st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=8)
+memories = st.builds(
+    RulesMemory,
+    last_action_at=st.none() | finite, no_gain_requests=st.none() | finite,
+    predict_until=st.none() | finite,
+    scale_out=st.none() | st.builds(PendingScaleOut, finite, finite, st.none() | finite),
+    splits=st.dictionaries(names, st.builds(SplitRecord, finite, finite, st.integers(0, 9))),
+    cycle=st.dictionaries(st.integers(0, 4095), st.builds(CycleSlot, st.integers(0, 100), finite)),
+    peaks=st.dictionaries(names, st.builds(PeakPartition, finite, finite)),
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(memories)
+def test_any_memory_reads_back_as_it_was_written(memory):
+    assert read_memory(memory_pairs(memory)) == memory

@@ -1,0 +1,115 @@
+"""Scale in (decision/rules/scale_in.py): one node less when none is overloaded and the rest
+have room (scale_in_on_headroom; off: MET's remove_fraction rule), moving only its partitions."""
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from decision import decide
+from decision.model import Plan
+from decision.policy import PolicyConfig
+from decision.rules.rule import Carry
+from decision.rules.scale_in import ScaleIn
+from tests.decision.plan_checks import check_plan
+from tests.fixtures.rules import DONE, alone
+from tests.fixtures.snapshots import (
+    even_snapshot as even, make_snapshot, partition, snapshots, spread_partitions, with_latency,
+)
+
+G = PolicyConfig()
+OFF = PolicyConfig(scale_in_on_headroom=False)
+
+
+def test_alone_it_removes_one_node_or_says_why_not():
+    plan = alone(ScaleIn(), even([0.3, 0.3, 0.3, 0.3, 0.05]))
+    assert isinstance(plan, Plan) and plan.sizing.delta == -1 and plan.memory.step == 1
+    said = alone(ScaleIn(), even([0.55, 0.55, 0.55, 0.05]))
+    assert isinstance(said, Carry) and said.note.startswith("1 underloaded, mean cpu over 3")
+    assert alone(ScaleIn(), even([0.9, 0.05])) is None  # a node overloaded: not its turn
+
+
+def test_scale_in_on_headroom_moves_only_the_removed_nodes_partitions():
+    # One underloaded node of five (MET's 50 % rule would keep all five).
+    snap = even([0.3, 0.3, 0.3, 0.3, 0.05])
+    assert decide(snap, PolicyConfig(paper_faithful=True), DONE).summary.terminations == 0
+    plan = decide(snap, G, DONE)
+    check_plan(snap, plan)
+    gone = [a.node for a in plan.actions if a.op == "terminate"]
+    assert len(gone) == 1 and plan.sizing.delta == -1
+    moves = [a for a in plan.actions if a.op == "move"]
+    assert moves and all(a.source == gone[0] and a.cause == "scale_in" for a in moves)
+    assert not any(a.op in ("reconfigure", "compact") for a in plan.actions)
+
+
+def test_headroom_off_scales_in_by_mets_rule_only():
+    # One underloaded node of five: MET's rule wants half of them underloaded.
+    one = even([0.3, 0.3, 0.3, 0.3, 0.05])
+    held = decide(one, OFF, DONE)
+    assert held.is_empty and held.reason == (
+        "hold (nothing_pays): size unchanged and no node overloaded (no scale-in)")
+    # Three of five underloaded, room on the rest: MET's rule removes one, saying so.
+    three = even([0.3, 0.3, 0.05, 0.05, 0.05])
+    plan = decide(three, OFF, DONE)
+    check_plan(three, plan)
+    assert plan.sizing.delta == -1 and plan.reason.startswith("scale in on headroom: MET's rule")
+    assert all(a.source == plan.actions[-1].node for a in plan.actions if a.op == "move")
+    # Off does not stop a cluster above a lowered max_nodes from losing one node a decision.
+    pinned = decide(even([0.3] * 6), OFF.model_copy(update={"max_nodes": 4}), DONE)
+    assert pinned.sizing.delta == -1 and "> max_nodes 4" in pinned.reason
+
+
+def test_scale_in_spreads_the_removed_nodes_idle_partitions_by_count():
+    """Idle partitions weigh nothing by load: placed by load alone they all landed on one
+    node, which then took all of their load when they woke (a daily peak's tables)."""
+    ids = ["rs1", "rs2", "rs3", "rs4", "rs5"]
+    parts = spread_partitions(ids[:4], [(100.0, 50.0, 0.0)] * 8)
+    parts += [partition("trickle", "rs5", reads=5.0)]
+    parts += [partition(f"idle{k}", "rs5") for k in range(8)]  # a tenant gone quiet
+    snap = make_snapshot([0.3, 0.3, 0.3, 0.3, 0.02], parts)
+    plan = decide(snap, G, DONE)
+    check_plan(snap, plan)
+    assert [a.node for a in plan.actions if a.op == "terminate"] == ["rs5"]
+    got = [sum(a.op == "move" and a.target == n for a in plan.actions) for n in ids[:4]]
+    assert sum(got) == 9 and max(got) - min(got) <= 1, got
+
+
+def test_no_scale_in_without_headroom():
+    plan = decide(even([0.45, 0.45, 0.45, 0.05]), G, DONE)  # 1.4 cpu over 3 nodes: 0.47 > 0.48?
+    assert plan.summary.terminations == (1 if 1.4 / 3 < 0.48 else 0)
+    plan = decide(even([0.55, 0.55, 0.55, 0.05]), G, DONE)
+    assert plan.is_empty
+
+
+def test_at_min_nodes_nothing_is_removed_and_nothing_said_about_it():
+    plan = decide(even([0.05, 0.05]), PolicyConfig(min_nodes=2), DONE)
+    assert plan.is_empty
+    assert plan.reason == "hold (nothing_pays): size unchanged and no node overloaded"
+
+
+def test_above_max_nodes_an_underloaded_cluster_loses_one_node_a_decision():
+    snap = even([0.05] * 6)
+    for paper in (False, True):
+        plan = decide(snap, PolicyConfig(max_nodes=3, paper_faithful=paper), DONE)
+        assert plan.sizing.delta == -1 and plan.summary.terminations <= 1
+
+
+SLO = PolicyConfig(latency_slo_ms=50)
+
+
+def test_scale_in_waits_until_latency_is_comfortably_under_the_slo():
+    snap = even([0.3, 0.3, 0.3, 0.3, 0.05])  # headroom to lose a node (see above)
+    assert decide(with_latency(snap, [20.0] * 5), SLO, DONE).summary.terminations == 1
+    held = decide(with_latency(snap, [20.0, 20.0, 30.0, 20.0, 1.0]), SLO, DONE)
+    assert held.is_empty and "slowest node 30.0 ms > 25 ms" in held.reason
+
+
+@settings(max_examples=40, deadline=None)
+@given(snapshots(min_nodes=2, max_nodes=8, max_partitions=60), st.booleans())
+def test_scale_in_moves_only_what_leaves_and_never_while_a_node_is_overloaded(snap, headroom):
+    plan = decide(snap, PolicyConfig(scale_in_on_headroom=headroom), DONE)
+    gone = {a.node for a in plan.actions if a.op == "terminate"}
+    if gone:
+        assert len(gone) == 1
+        assert all(a.source in gone for a in plan.actions if a.op == "move")
+        assert not any(a.op in ("launch", "reconfigure", "compact") for a in plan.actions)
+        assert not any(v.verdict == "overloaded" for v in plan.health.nodes)
