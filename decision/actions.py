@@ -113,7 +113,7 @@ def _reconfigures(active: list, placement: Placement, node_for_slot: np.ndarray,
                 from_profile=node.profile, cause=cause,
                 reason=("initial reconfiguration" if first else "access pattern changed")
                 + f": {node.profile} -> {placement.slot_group[t]}"))
-    out.sort(key=lambda a: a.node)
+    out.sort(key=lambda a: a.node or "")  # a reconfiguration always names its node
     return out
 
 

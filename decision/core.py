@@ -2,8 +2,8 @@
 
 Tables the policy excludes are taken out of the snapshot and the nodes holding them kept as
 they are; the policy the config selects (decision/policies.py: the default rules, MET as the
-paper writes it, tiramola, target-tracking, static) plans the rest. Pure: the same inputs always give the same
-plan.
+paper writes it, tiramola, target-tracking, static) plans the rest. Pure: the same inputs
+always give the same plan.
 """
 from __future__ import annotations
 

@@ -87,7 +87,7 @@ def share_nodes(counts: Mapping[str, int], measure: Mapping[str, float],
         measure, total = counts, sum(counts[g] for g in groups)
     # Exact rationals when the measure is integral, so equal remainders really tie.
     exact = all(isinstance(measure[g], int) for g in groups)
-    quota = {g: (Fraction(measure[g] * nodes, total) if exact else measure[g] * nodes / total)
+    quota = {g: (Fraction(int(measure[g]) * nodes, int(total)) if exact else measure[g] * nodes / total)
              for g in groups}
     given = {g: max(1, math.floor(quota[g])) for g in groups}
     while sum(given.values()) < nodes:

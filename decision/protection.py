@@ -23,9 +23,10 @@ def keep_nodes(plan: Plan, keep: Mapping[str, str]) -> Plan:
     if not keep or not plan.actions:
         return plan
     dropped_drains = {a.node for a in plan.actions if a.op == "drain" and a.node in keep}
-    kept_actions, kept_nodes = [], set()
+    kept_actions = []
+    kept_nodes: set[str] = set()
     for a in plan.actions:
-        if a.op in _TOUCHING and a.node in keep:
+        if a.op in _TOUCHING and a.node is not None and a.node in keep:
             kept_nodes.add(a.node)
             continue
         if a.op == "move" and a.source in dropped_drains:

@@ -49,7 +49,7 @@ def running_average(snapshot: ClusterSnapshot, policy: PolicyConfig,
     kept = [(t, n, c) for t, n, c in _parse(memory.history)
             if now - policy.tiramola_window_s < t < now]
     for node in snapshot.nodes:
-        if node.state == "active" and metrics_known(node):
+        if node.state == "active" and node.metrics is not None and metrics_known(node):
             kept.append((now, node.id, node.metrics.cpu))
     sums: dict[str, list[float]] = {}
     for _, n, c in kept:

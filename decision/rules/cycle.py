@@ -41,7 +41,7 @@ def record_need(cycle: Mapping[int, CycleSlot], now: float, need: int,
     """`cycle` told that at `now` the demand asked for `need` nodes (0: capacity was enough)."""
     slot = slot_of(now, policy)
     old = cycle.get(slot)
-    same_visit = old is not None and 0 <= now - old.at < float(policy.predict_cycle_s) / 2
+    same_visit = old is not None and 0 <= now - old.at < float(policy.predict_cycle_s or 0.0) / 2
     kept = old.need if same_visit and old is not None else 0
     return {**cycle, slot: CycleSlot(max(kept, need), now)}
 

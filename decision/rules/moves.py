@@ -188,7 +188,7 @@ def idle_by_count(arrays: SnapshotArrays, cost: np.ndarray, moves: list[Move], n
         if p not in moved:
             idle.setdefault(int(where[p]), []).append(p)
     share = int(count.sum()) // max(nodes, 1)
-    out = []
+    out: list[Move] = []
     for d in new:
         while count[d] < share:
             donors = [i for i in idle if idle[i] and count[i] > share]
