@@ -147,7 +147,8 @@ def test_a_freed_slot_is_reused_and_a_node_not_listening_is_booting(tmp_path):
 
 
 def test_terminate_escalates_to_sigkill_after_the_stop_timeout(tmp_path):
-    d = local(tmp_path, ignore_term=True, stop_timeout_s=0.5)
+    # 3 s: long enough that a loaded machine still sees the node stopping before the SIGKILL
+    d = local(tmp_path, ignore_term=True, stop_timeout_s=3.0)
     a = d.launch("read", "", {})
     pid = json.loads((d.root / a / "node.json").read_text())["pid"]
     wait_for(lambda: (d.root / a / "seen.json").exists())
