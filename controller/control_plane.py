@@ -23,6 +23,7 @@ from controller.events import EventRecorder, EventStore
 from controller.webhooks import WebhookSender
 from controller.api import ApiServer, ensure_token
 from controller.api_events import add_event_routes
+from common.files import append_private, private_dir
 from common.models import parse_model
 from controller.console.routes import add_console_routes
 from controller.console.view import ClusterView
@@ -92,8 +93,6 @@ class DecisionLog:
         self._said = False  # an unwritable record is logged once, not at every decision
 
     def __call__(self, entry: dict[str, Any]) -> None:
-        from common.files import append_private, private_dir
-
         try:
             private_dir(self.path.parent)
             if os.lstat(self.path).st_size > self.max_bytes:
