@@ -18,6 +18,7 @@ import argparse
 import json
 import logging
 import shutil
+import statistics
 import subprocess
 import sys
 import threading
@@ -177,6 +178,26 @@ def mix_settings(records: int) -> dict[str, dict[str, Any]]:
     return {"D": {"target_ops": 150, "records": max(1, records // 10)}}
 
 
+def measured(reps: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per workload over the repetitions: median throughput, every run's, and success."""
+    out = {}
+    for w in reps[0]:
+        runs = [rep[w].throughput for rep in reps]
+        out[w] = {"throughput": statistics.median(runs), "runs": runs, "min": min(runs), "max": max(runs),
+                  "ok": min(rep[w].success_fraction for rep in reps)}
+    return out
+
+
+def verdict(before: list[float], after: list[float]) -> str:
+    """helped / hurt when every run after is above / below every run before; otherwise the
+    runs overlap and the difference is within the spread."""
+    if min(after) > max(before):
+        return "helped"
+    if max(after) < min(before):
+        return "hurt"
+    return "no difference beyond the spread"
+
+
 def run_mix(cluster: Any, seconds: float, records: int, threads: int = 1) -> dict[str, Any]:
     return Y.run_many(cluster, "run", list(Y.WORKLOADS), mix_settings(records), records=records,
                       threads=threads, seconds=seconds)
@@ -216,15 +237,18 @@ def plots(report: dict[str, Any], out: Path) -> list[str]:
     import matplotlib.pyplot as plt
 
     names = sorted(report["before"])
-    before = [report["before"][w]["throughput"] for w in names]
-    after = [report["after"][w]["throughput"] for w in names]
     fig, ax = plt.subplots(figsize=(7, 4))
     xs = range(len(names))
-    ax.bar([x - 0.2 for x in xs], before, 0.4, label="before (HBase placement, default config)")
-    ax.bar([x + 0.2 for x in xs], after, 0.4, label="after metctl (placement + profiles)")
+    for side, dx, label in (("before", -0.2, "before (HBase placement, default config)"),
+                            ("after", 0.2, "after metctl (placement + profiles)")):
+        med = [report[side][w]["throughput"] for w in names]
+        err = [[m - report[side][w]["min"] for w, m in zip(names, med)],
+               [report[side][w]["max"] - m for w, m in zip(names, med)]]
+        ax.bar([x + dx for x in xs], med, 0.4, yerr=err, capsize=3, label=label)
     ax.set_xticks(list(xs), [f"Workload{w}" for w in names])
-    ax.set_ylabel("ops/s")
-    ax.set_title("YCSB tenants on the local HBase cluster")
+    ax.set_ylabel("ops/s (median; bars: min–max of the runs)")
+    ax.set_title(f"YCSB tenants, {len(report['totals_before'])} runs each side: metctl {report['verdict']}",
+                 fontsize=10)
     ax.legend()
     fig.tight_layout()
     bars = out / "throughput.png"
@@ -259,6 +283,8 @@ def main(argv: list[str] | None = None) -> int:
     add_quota_arguments(ap)
     ap.add_argument("--records", type=int, default=2000)
     ap.add_argument("--mix-seconds", type=float, default=40)
+    ap.add_argument("--repetitions", type=int, default=3,
+                    help="measured runs of the mix before and after (the spread decides the verdict)")
     ap.add_argument("--rounds", type=int, default=2, help="metctl decision rounds")
     ap.add_argument("--max-loop-s", type=float, default=420, help="stop metctl after this long")
     ap.add_argument("--rs", type=int, default=2, help="RegionServers to start with (max_nodes is 3)")
@@ -309,11 +335,11 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.monotonic()
         hbase_balance(gw, cluster)
         report["balancer_s"] = round(time.monotonic() - t0, 1)
-        log.info("before: the mix for %.0f s on HBase's balancer placement, default configuration",
-                 args.mix_seconds)
-        before = run_mix(cluster, args.mix_seconds, args.records)
-        report["before"] = {w: {"throughput": r.throughput, "ok": r.success_fraction} for w, r in before.items()}
-        print(Y.report(before))
+        log.info("before: the mix %d x %.0f s on HBase's balancer placement, default configuration",
+                 args.repetitions, args.mix_seconds)
+        before = [run_mix(cluster, args.mix_seconds, args.records) for _ in range(args.repetitions)]
+        report["before"] = measured(before)
+        print(Y.report(before[-1]))
 
         log.info("metctl: %d decision rounds while the mix runs", args.rounds)
         recorder = Recorder()
@@ -340,19 +366,25 @@ def main(argv: list[str] | None = None) -> int:
             # restarted RegionServers start with cold JVMs and block caches: settle like "before"
             log.info("settle: the mix for %.0f s (not measured)", args.warmup_seconds)
             run_mix(cluster, args.warmup_seconds, args.records)
-        log.info("after: the mix for %.0f s on metctl's placement and profiles", args.mix_seconds)
-        after = run_mix(cluster, args.mix_seconds, args.records)
-        report["after"] = {w: {"throughput": r.throughput, "ok": r.success_fraction} for w, r in after.items()}
-        total_b = sum(v["throughput"] for v in report["before"].values())
-        total_a = sum(v["throughput"] for v in report["after"].values())
+        log.info("after: the mix %d x %.0f s on metctl's placement and profiles", args.repetitions,
+                 args.mix_seconds)
+        after = [run_mix(cluster, args.mix_seconds, args.records) for _ in range(args.repetitions)]
+        report["after"] = measured(after)
+        totals_b = [sum(r.throughput for r in rep.values()) for rep in before]
+        totals_a = [sum(r.throughput for r in rep.values()) for rep in after]
+        total_b, total_a = statistics.median(totals_b), statistics.median(totals_a)
         report["total_before"], report["total_after"] = total_b, total_a
+        report["totals_before"], report["totals_after"] = totals_b, totals_a
         report["ratio"] = round(total_a / total_b, 3) if total_b else None
+        report["verdict"] = verdict(totals_b, totals_a)
+        report["verdict_by_workload"] = {w: verdict(report["before"][w]["runs"], report["after"][w]["runs"])
+                                         for w in report["before"]}
         report["servers"] = [asdict(s) for s in driver.servers()]
         report["peak_rss_mb"] = round(rss.stop(), 0)
         report["demo_s"] = round(time.monotonic() - t_demo, 1)
         (out / "report.json").write_text(json.dumps(report, indent=2, default=str))
         report["plots"] = plots(report, out)
-        print_summary(report, before, after)
+        print_summary(report)
     finally:
         if gw is not None:
             try:
@@ -371,20 +403,29 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def print_summary(report: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> None:
+def print_summary(report: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    t = Table(title="YCSB tenants: before / after metctl")
-    for col in ("workload", "before ops/s", "after ops/s", "change"):
+    t = Table(title="YCSB tenants: before / after metctl (median, min–max of the runs)")
+    for col in ("workload", "before ops/s", "after ops/s", "change", "verdict"):
         t.add_column(col, justify="right")
-    for w in sorted(before):
-        b, a = before[w].throughput, after[w].throughput
-        t.add_row(w, f"{b:,.0f}", f"{a:,.0f}", f"{(a / b - 1) * 100:+.0f} %" if b else "-")
-    t.add_row("total", f"{report['total_before']:,.0f}", f"{report['total_after']:,.0f}",
-              f"{(report['ratio'] - 1) * 100:+.0f} %" if report["ratio"] else "-")
+    for w in sorted(report["before"]):
+        b, a = report["before"][w], report["after"][w]
+        t.add_row(w, f"{b['throughput']:,.0f} ({b['min']:,.0f}–{b['max']:,.0f})",
+                  f"{a['throughput']:,.0f} ({a['min']:,.0f}–{a['max']:,.0f})",
+                  f"{(a['throughput'] / b['throughput'] - 1) * 100:+.0f} %" if b["throughput"] else "-",
+                  report["verdict_by_workload"][w])
+    tb, ta = report["totals_before"], report["totals_after"]
+    t.add_row("total", f"{report['total_before']:,.0f} ({min(tb):,.0f}–{max(tb):,.0f})",
+              f"{report['total_after']:,.0f} ({min(ta):,.0f}–{max(ta):,.0f})",
+              f"{(report['ratio'] - 1) * 100:+.0f} %" if report["ratio"] else "-", report["verdict"])
     console = Console()
     console.print(t)
+    console.print(f"[bold]metctl {report['verdict']}[/bold]: {len(tb)} runs of the mix before and {len(ta)} after; "
+                  + ("every run after is above every run before" if report["verdict"] == "helped" else
+                     "every run after is below every run before" if report["verdict"] == "hurt" else
+                     "the runs before and after overlap"))
     for plan in report["plans"]:
         console.print(f"plan {plan['plan_id']}: {plan['reason']}")
         for a in plan["actions"]:
