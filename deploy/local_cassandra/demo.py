@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -28,6 +29,7 @@ if __package__ in (None, ""):  # run as a file: the repository root is not on th
     sys.path.insert(0, str(ROOT))
 from deploy.local_cassandra import cluster as cl_mod  # noqa: E402
 from deploy.local_cassandra import load as load_mod  # noqa: E402
+from deploy.local_cassandra import ycsb as cassandra_ycsb  # noqa: E402
 from deploy.localproc.cgroups import add_quota_arguments, quota_options  # noqa: E402
 
 
@@ -62,11 +64,31 @@ def plot(load: Any, marks: dict[str, float], t_start: float, out: Path) -> str:
     return str(path)
 
 
+def saturated(cluster: Any, a: argparse.Namespace) -> dict[str, Any]:
+    """YCSB A (50/50 read/update at QUORUM, uniform keys) closed loop with many threads for
+    --ycsb-s: the cluster's throughput now, with its spread over the 10-s status intervals."""
+    r = cassandra_ycsb.run_phase(cluster, "A", "run", records=a.ycsb_records, seconds=a.ycsb_s,
+                                 threads=a.ycsb_threads, distribution="uniform", status_interval_s=10)
+    rates = [rate for t, rate in r.timeline if t > 10]  # the client's first 10 s: its JVM starting
+    p99 = [lat["p99"] / 1000 for lat in r.latency_us.values() if "p99" in lat]
+    return {"nodes": len(cluster.contact_points()),
+            "ops_per_s": round(statistics.mean(rates), 1) if rates else round(r.throughput, 1),
+            "interval_ops_per_s": {"min": round(min(rates), 1), "median": round(statistics.median(rates), 1),
+                                   "max": round(max(rates), 1)} if rates else None,
+            "p99_ms": round(max(p99), 1) if p99 else None, "failed": r.failed}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default="out/demo-cassandra")
     add_quota_arguments(ap)
     ap.add_argument("--phase-s", type=float, default=20.0)
+    ap.add_argument("--nodes", type=int, default=2, help="nodes before the join (RF 2 whatever the count)")
+    ap.add_argument("--ycsb-s", type=float, default=0.0,
+                    help="also measure capacity: YCSB at saturation for this long before the join, after "
+                         "it and after the decommission (0: off)")
+    ap.add_argument("--ycsb-threads", type=int, default=48)
+    ap.add_argument("--ycsb-records", type=int, default=20_000)
     ap.add_argument("--stream-mib", type=float, default=16.0)
     a = ap.parse_args(argv)
     out = Path(a.out).resolve()
@@ -78,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     actions: list[dict[str, Any]] = []
     peak: dict[str, float] = {}
     t_ready0 = time.monotonic()
-    cluster.start(nodes=2)
+    cluster.start(nodes=a.nodes)
     ready_s = time.monotonic() - t_ready0
     ccl = None
     try:
@@ -91,8 +113,17 @@ def main(argv: list[str] | None = None) -> int:
         driver = CassandraDriver(session, LocalNodeTool(cluster))
         load = load_mod.QuorumLoad(session, "demo.usertable")
         load.run_ops(writes=1000, reads=0)  # some data to stream
+        capacity: dict[str, Any] = {}
+        if a.ycsb_s:
+            cassandra_ycsb.load(cluster, session, a.ycsb_records, "A", threads=8)
         t_start = time.time()
-        load.start()
+        # beside a capacity measurement the probe is light (it only checks availability and
+        # that no acknowledged write is lost); alone it is the load
+        load.start(pause_s=0.05 if a.ycsb_s else 0.0)
+
+        def measure(label: str) -> None:
+            if a.ycsb_s:
+                capacity[label] = saturated(cluster, a)
 
         def sample_rss() -> None:
             for k, v in cluster.rss_mb().items():
@@ -103,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
             return {s.id: s.state for s in driver.servers()}
 
         time.sleep(a.phase_s)
+        measure("before")
         marks["join"] = time.time()
         node = cluster.add_node(wait=False)
         t0 = time.monotonic()
@@ -115,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         actions.append({"action": "cleanup", "servers": [s for s in cluster.contact_points() if s != node.address]})
         marks["joined"] = time.time()
         time.sleep(a.phase_s)
+        measure("after_join")
         driver.set_stream_throughput(a.stream_mib)
         marks["decommission"] = time.time()
         t1 = time.monotonic()
@@ -126,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
                         "stream_throughput_mib_s": a.stream_mib})
         marks["left"] = time.time()
         time.sleep(a.phase_s)
+        measure("after_decommission")
         t_end = time.time()
         load.stop()
         bad = load.verify()
@@ -138,8 +172,10 @@ def main(argv: list[str] | None = None) -> int:
             o, f = load.window(int(lo), int(hi) + 1)
             during_ok, during_failed = during_ok + o, during_failed + f
         report = {
-            "cluster": {"nodes_before": 2, "nodes_peak": 3, "replication": 2, "consistency": "QUORUM",
-                        "version": cluster.version, "start_to_ready_s": round(ready_s, 1)},
+            "cluster": {"nodes_before": a.nodes, "nodes_peak": a.nodes + 1, "replication": 2,
+                        "consistency": "QUORUM", "version": cluster.version, "start_to_ready_s": round(ready_s, 1),
+                        "slices": {k: v.to_dict() for k, v in cluster.slices().items()}},
+            "capacity_ycsb": capacity,
             "load": "python cassandra-driver QUORUM loop, 1 write + 1 read per iteration (not YCSB)",
             "actions_done": actions,
             "availability": (during_ok / (during_ok + during_failed)) if during_ok + during_failed else None,
@@ -159,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         report["plots"] = [plot(load, marks, t_start, out)]
         (out / "report.json").write_text(json.dumps(report, indent=2))
         print(json.dumps({k: report[k] for k in ("availability", "throughput_before", "throughput_after",
-                                                 "join_s", "decommission_s", "peak_rss_mb")}))
+                                                 "join_s", "decommission_s", "peak_rss_mb", "capacity_ycsb")}))
         print(f"report: {out / 'report.json'}")
         return 0 if not bad else 1
     finally:

@@ -70,11 +70,15 @@ class QuorumLoad:
         for _ in range(reads):
             self.read()
 
-    def start(self) -> None:
+    def start(self, pause_s: float = 0.0) -> None:
+        """Write and read in a loop, `pause_s` between iterations (a light probe beside a
+        measured load when above 0)."""
         def loop() -> None:
             while not self._stop.is_set():
                 self.write()
                 self.read()
+                if pause_s:
+                    self._stop.wait(pause_s)
         self._thread = threading.Thread(target=loop, daemon=True, name="quorum-load")
         self._thread.start()
 
