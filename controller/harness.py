@@ -16,6 +16,7 @@ from controller.console.view import sim_tenants
 from controller.loop import ControlLoop, HoldCause, LoopObserver
 from controller.production import Production
 from decision.model import ClusterSnapshot, Plan
+from decision.policies import policy_of
 from monitor.collector import Collector
 from monitor.source import MetricsSource
 from simulator.adapters import SimClock, SimDataStore, SimInfrastructure, SimMetricsSource
@@ -78,10 +79,9 @@ class SimulatedBackend:
     def __init__(self, config: MetctlConfig, scenario: Scenario, *, seed: int | None = None,
                  clock: Callable[[SimCluster], SimClock] | None = None):
         self.cluster = SimCluster(scenario, config.simulator, seed=seed, cluster=config.cluster)
-        # The store's own balancer: off when the policy places partitions itself (MET; an
-        # operator sets hbase.balancer.period high while metctl is in charge), on otherwise
-        # (tiramola relies on HBase's balancer to give new nodes regions; static is plain HBase).
-        self.cluster.balancer_on = config.policy.name != "met"
+        # The store's own balancer: off when the policy places partitions itself (the
+        # registry, decision/policies.py, says which do), on otherwise.
+        self.cluster.balancer_on = not policy_of(config.policy).places_partitions
         self.clock = clock(self.cluster) if clock is not None else SimClock(self.cluster)
         self.sources: list[MetricsSource] = [SimMetricsSource(self.cluster)]
         self.infrastructure = SimInfrastructure(self.cluster)

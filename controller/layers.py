@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from pydantic.fields import FieldInfo
 
 from common.errors import DeprecatedKey
+from decision.policies import policy_key
 from decision.policy import PolicyConfig
 
 
@@ -84,9 +85,7 @@ PresetName = Literal["met", "met-paper", "conservative", "aggressive", "tiramola
 
 def preset_of(policy: PolicyConfig) -> str:
     """The preset a runtime policy is closest to (for messages and `metctl validate`)."""
-    if policy.name == "met":
-        return "met-paper" if policy.paper_faithful else "met"
-    return policy.name
+    return policy_key(policy)
 
 
 # ---------------------------------------------------------------- level 1: `policy:`

@@ -42,6 +42,14 @@ def desired_nodes(active: int, utilisation: float, target: float, tolerance: flo
     return max(1, math.ceil(active * ratio - 1e-9))
 
 
+def target_tracking_key(key: str) -> bool:
+    """A history key of target-tracking's window ("tt|<epoch seconds>")."""
+    try:
+        return key.startswith(KEY) and math.isfinite(float(key[len(KEY):]))
+    except ValueError:
+        return False
+
+
 def recommendations(history: tuple[tuple[str, float], ...], now: float,
                     window_s: float) -> tuple[list[tuple[float, int]], float | None]:
     """The (time, desired) pairs remembered within the window before `now`, and the time of the
@@ -139,4 +147,4 @@ def decide_target_tracking(snapshot: ClusterSnapshot, policy: PolicyConfig,
 
 
 
-__all__ = ["decide_target_tracking", "desired_nodes", "recommendations"]
+__all__ = ["decide_target_tracking", "desired_nodes", "recommendations", "target_tracking_key"]

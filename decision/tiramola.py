@@ -31,6 +31,11 @@ from decision.model import (
 from decision.policy import PolicyConfig
 
 
+def tiramola_key(key: str) -> bool:
+    """A history key of tiramola's running average ("<epoch seconds>|<node id>")."""
+    return bool(_parse(((key, 0.0),)))
+
+
 def _parse(history: tuple[tuple[str, float], ...]) -> list[tuple[float, str, float]]:
     out = []
     for key, cpu in history:
@@ -133,4 +138,4 @@ def decide_tiramola(snapshot: ClusterSnapshot, policy: PolicyConfig,
                 memory=new_memory, reason=reason)
 
 
-__all__ = ["decide_tiramola", "running_average"]
+__all__ = ["decide_tiramola", "running_average", "tiramola_key"]

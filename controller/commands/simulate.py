@@ -36,9 +36,10 @@ from controller.cost import DEFAULT_TARGET, check_target, cost_at_slo, smallest_
 from controller.evaluation import aggregate, frontier_ratio, upper_hull
 from controller.harness import build_run
 from controller.report import _clean, plot_compare, plot_frontier, write_report
+from decision.policies import POLICY_NAMES
 from simulator.scenario import load_scenario
 
-POLICIES = ("met", "tiramola", "target-tracking", "static")
+POLICIES = POLICY_NAMES  # the names --policy and --compare take (decision/policies.py)
 
 
 def run_one(config, scenario, policy: str, out: Path, *, seed: int | None, transfer: str | None,
