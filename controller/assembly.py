@@ -14,6 +14,7 @@ election) watches the sources, fences the drivers and the executor and adds its 
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -26,8 +27,11 @@ from controller.config import MetctlConfig
 from controller.control_plane import ControlPlane
 from controller.loop import ControlLoop, LoopObserver, MemoryStore
 from controller.production import Production
+from decision.policies import unread_history
 from monitor.collector import Collector
 from monitor.source import MetricsSource
+
+log = logging.getLogger("metctl.assembly")
 
 
 class Backend(Protocol):
@@ -115,6 +119,11 @@ def assemble(config: MetctlConfig, backend: Backend, *, observers: Sequence[Loop
                        memory=MemoryStore(memory_path),
                        observers=[*observers, *(production.observers if production else ())],
                        may_act=production.may_act if production else None)
+    unread = unread_history(loop.memory)
+    if unread:  # an older or newer metctl's memory: kept, never misread; said once
+        log.warning("%s: %d key(s) no policy of this version reads, kept as they are: %s",
+                    memory_path, len(unread), ", ".join(unread[:5]) + (", ..." if len(unread) > 5 else ""),
+                    extra={"event": "memory.unread_keys"})
     plane = None
     if control:
         plane = ControlPlane(config, leadership=production.leadership if production else None,

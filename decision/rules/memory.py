@@ -8,7 +8,10 @@ place keeps the memory. The keys are spelt here and nowhere else.
 
 A key this version does not read (a newer version's, or MET's re-placement's
 `met.reclassify:<partition>`) is kept as it was. A record missing one of the keys it is always
-written with (only a hand-edited file has one) is forgotten rather than guessed at.
+written with (only a hand-edited file has one) is forgotten rather than guessed at; except
+what an older version never wrote, read as that version meant it: a split recorded before the
+streak was kept (commit bb940e0) starts a streak of 0, a scale-out before its size was kept
+(e779129) is judged without it.
 """
 from __future__ import annotations
 
@@ -113,8 +116,8 @@ def read_memory(history: Iterable[tuple[str, float]]) -> RulesMemory:
     splits = {}
     loads, ats, streaks = (_by_suffix(mine, p) for p in (SPLIT_LOAD, SPLIT_AT, SPLIT_STREAK))
     for table in loads.keys() | ats.keys() | streaks.keys():
-        if table in loads and table in ats and table in streaks:
-            splits[table] = SplitRecord(loads[table], ats[table], int(streaks[table]))
+        if table in loads and table in ats:  # no streak: written before it was kept
+            splits[table] = SplitRecord(loads[table], ats[table], int(streaks.get(table, 0.0)))
         take(SPLIT_LOAD + table, SPLIT_AT + table, SPLIT_STREAK + table)
     cycle = {}
     needs, ats = _by_suffix(mine, CYCLE_NEED), _by_suffix(mine, CYCLE_AT)

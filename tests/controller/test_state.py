@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 from pathlib import Path
@@ -13,6 +14,10 @@ from hypothesis import strategies as st
 from controller.errors import BadInput
 from controller.state import read_memory, write_memory
 from decision.model import DecisionMemory
+from decision.rules.memory import PendingScaleOut, SplitRecord
+from decision.rules.memory import read_memory as read_rules_memory
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "data"
 
 
 def test_a_missing_file_is_a_fresh_memory(tmp_path):
@@ -151,3 +156,54 @@ def test_a_daemon_upgraded_in_place_starts_on_the_memory_file_of_the_version_bef
     assert new == run.loop.memory and new != old
     keys = dict(new.history)
     assert keys["elsewhere.key"] == 1.5 and keys["met.some_future_key"] == 2.0
+
+
+class _Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+@pytest.fixture
+def assembly_log():
+    """What the assembly says while a daemon is built (metctl's logger may not propagate)."""
+    handler, logger = _Lines(), logging.getLogger("metctl.assembly")
+    logger.addHandler(handler)
+    yield handler.lines
+    logger.removeHandler(handler)
+
+
+def test_keys_no_policy_reads_are_said_once_at_start_kept_and_never_a_crash(
+        tmp_path, sim_stack, assembly_log):
+    path = tmp_path / "memory.json"
+    shutil.copy(FIXTURES / "memory-before-rules.json", path)
+    run = sim_stack(memory_path=str(path))
+    said = [line for line in assembly_log if "no policy of this version reads" in line]
+    assert len(said) == 1 and "elsewhere.key, met.some_future_key" in said[0]
+    assert "met.split_load" not in said[0] and "met.reclassify" not in said[0]
+    run.run(rounds=2)
+    assert not run.recorder.errors and len(assembly_log) == len(said)
+    keys = dict(read_memory(path).history)
+    assert keys["elsewhere.key"] == 1.5 and keys["met.some_future_key"] == 2.0
+
+
+def test_a_daemon_upgraded_from_before_split_streaks_keeps_its_split_and_scale_out(
+        tmp_path, sim_stack, assembly_log):
+    """A state file of the version between commits 2d4396c and bb940e0 (a split recorded
+    without its streak, a scale-out without its size): every key is read, as that version
+    meant it; the daemon decides on it and writes the split back with its streak."""
+    path = tmp_path / "memory.json"
+    shutil.copy(FIXTURES / "memory-before-split-streak.json", path)
+    old = read_rules_memory(read_memory(path).history)
+    assert old.splits == {"usertable": SplitRecord(5000.0, 1795341000.0, 0)}
+    assert old.scale_out == PendingScaleOut(1795341600.0, 2400.0, None)
+    assert old.no_gain_requests == 1800.0 and old.kept == ()
+    run = sim_stack(memory_path=str(path))
+    assert run.loop.memory.step == 2 and not assembly_log  # every key read: nothing to say
+    run.run(rounds=2)
+    assert not run.recorder.errors and run.loop.counters.decisions + run.loop.counters.holds >= 2
+    new = read_rules_memory(read_memory(path).history)
+    assert new.splits["usertable"] == SplitRecord(5000.0, 1795341000.0, 0)

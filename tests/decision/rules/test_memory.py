@@ -50,6 +50,17 @@ def test_a_record_missing_a_key_it_is_always_written_with_is_forgotten():
     assert memory_pairs(memory) == (("met.cycle_at:07", 1.0),)
 
 
+def test_what_an_older_version_never_wrote_is_read_as_it_meant_it():
+    """Before commit bb940e0 a split was recorded without its streak, before e779129 a
+    scale-out without its size: the version that wrote them read a missing streak as 0."""
+    old = [("met.out_at", 10.0), ("met.out_requests_before", 2400.0),
+           ("met.split_load:usertable", 5000.0), ("met.split_at:usertable", 9.0)]
+    memory = read_memory(old)
+    assert memory.splits == {"usertable": SplitRecord(5000.0, 9.0, 0)}
+    assert memory.scale_out == PendingScaleOut(10.0, 2400.0, None) and memory.kept == ()
+    assert ("met.split_streak:usertable", 0.0) in memory_pairs(memory)
+
+
 def test_other_owners_keys_are_left_first_and_alone():
     base = DecisionMemory(history=(("loop.plan_ended_at", 5.0), ("123.000|rs1", 0.4),
                                    ("met.last_action_at", 1.0)))
