@@ -23,7 +23,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from controller.config import ConfigFile
-from controller.layers import ADVANCED_FIELDS, DEPRECATED, FED, STATE_FILES, level_of
+from controller.layers import ADVANCED_FIELDS, DEPRECATED, FED, MERGED, STATE_FILES, level_of
 from decision.policy import PolicyConfig
 
 OUTPUT = Path(__file__).resolve().parents[1] / "docs" / "config-reference.md"
@@ -182,7 +182,9 @@ def render(model: type[BaseModel] = ConfigFile) -> str:
             *(f"| `{key}` | `state_dir` (the file is `<state_dir>/{name}`) |"
               for key, name in STATE_FILES.items() if key != "loop.memory_path"),
             "| `loop.memory_path` (a path) | `state_dir` (`null` stays: memory in RAM) |",
-            *(f"| `{m.old}` | `{m.new}` |" for m in DEPRECATED), ""]
+            *(f"| `{m.old}` | `{m.new}` |" for m in DEPRECATED),
+            *(f"| `{old}` | `{m.new}` (several set: the largest) |" for m in MERGED
+              for old in m.olds), ""]
     return "\n".join(out).rstrip() + "\n"
 
 

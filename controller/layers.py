@@ -337,6 +337,27 @@ DEPRECATED: tuple[Moved, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class Merged:
+    """Several keys that said one thing for different sources are one key `new` now. When the
+    old keys a file sets differ, the largest holds (a timeout or a size limit: nothing that was
+    answered in time or read whole before is cut off now), and the warning says so."""
+
+    olds: tuple[str, ...]
+    new: str
+
+
+_SOURCES = ("ganglia", "prometheus")
+MERGED: tuple[Merged, ...] = (
+    Merged(tuple(f"monitor.{s}_connect_timeout_s" for s in _SOURCES),
+           "monitor.http.connect_timeout_s"),
+    Merged((*(f"monitor.{s}_read_timeout_s" for s in _SOURCES), "monitor.hbase_jmx_timeout_s"),
+           "monitor.http.read_timeout_s"),
+    Merged((*(f"monitor.{s}_max_mb" for s in _SOURCES), "monitor.hbase_jmx_max_mb"),
+           "monitor.http.max_mb"),
+)
+
+
 def _pop(data: dict[str, Any], path: str) -> tuple[bool, Any]:
     *parents, last = path.split(".")
     node: Any = data
@@ -418,7 +439,39 @@ def migrate(data: Any) -> tuple[Any, list[str]]:
             raise Conflict(row.old, f"{row.new} ({current!r}) or this key, not both: they "
                            f"are one setting now (this one says {value!r})")
         _put(data, row.new, new_value)
+    for merged in MERGED:
+        notes.extend(_merge(data, merged))
     return data, notes
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _merge(data: dict[str, Any], merged: Merged) -> list[str]:
+    """Move `merged`'s old keys that `data` sets to its new key; the warnings to give."""
+    found = {}
+    for old in merged.olds:
+        present, value = _pop(data, old)
+        if present:
+            found[old] = value
+    if not found:
+        return []
+    values = list(found.values())
+    numbers = [v for v in values if _is_number(v)]
+    # a value that is not a number goes on as it is: validation names it
+    value = max(numbers) if len(numbers) == len(values) else \
+        next(v for v in values if not _is_number(v))
+    several = len(set(map(repr, values))) > 1
+    notes = [f"{old} is deprecated: write {merged.new}: {value}"
+             + (f" (the largest of {', '.join(found)})" if several else "") for old in found]
+    present, current = _get(data, merged.new)
+    if present and current != value:
+        first = next(iter(found))
+        raise Conflict(first, f"{merged.new} ({current!r}) or this key, not both: they are "
+                       f"one setting now (this one says {found[first]!r})")
+    _put(data, merged.new, value)
+    return notes
 
 
 def warn(file: str, notes: list[str]) -> None:
@@ -427,5 +480,5 @@ def warn(file: str, notes: list[str]) -> None:
                       DeprecatedKey, stacklevel=3)
 
 
-__all__ = ["PRESETS", "PolicySettings", "PolicyAdvanced", "LEVEL_0", "FED", "DEPRECATED",
+__all__ = ["PRESETS", "PolicySettings", "PolicyAdvanced", "LEVEL_0", "FED", "DEPRECATED", "MERGED",
            "DeprecatedKey", "Conflict", "migrate", "warn", "level_of", "preset_of"]

@@ -218,8 +218,8 @@ class GangliaSource:
         for index in [(self._preferred + k) % n for k in range(n)]:
             endpoint = self.endpoints[index]
             try:
-                data = fetch_dump(endpoint, s.ganglia_connect_timeout_s, s.ganglia_read_timeout_s,
-                                  int(s.ganglia_max_mb * 2**20))
+                data = fetch_dump(endpoint, s.http.connect_timeout_s, s.http.read_timeout_s,
+                                  int(s.http.max_mb * 2**20))
                 taken_at = self.clock()
                 hosts = parse_dump(data, f"ganglia {endpoint}", s.ganglia_clusters)
             except GangliaError as err:

@@ -297,11 +297,11 @@ class HBaseJmxSource:
         try:
             status, _ = http_get(url, f"{urlsplit(url).path}/jmx?{urlencode({'qry': query})}",
                                  where=f"hbase {shown}: /jmx",
-                                 connect_timeout_s=self.settings.hbase_jmx_timeout_s,
-                                 read_timeout_s=self.settings.hbase_jmx_timeout_s,
-                                 max_bytes=int(self.settings.hbase_jmx_max_mb * 2**20),
-                                 timeout_setting="monitor.hbase_jmx_timeout_s: a server's "
-                                 "whole poll", size_setting="monitor.hbase_jmx_max_mb",
+                                 connect_timeout_s=self.settings.http.connect_timeout_s,
+                                 read_timeout_s=self.settings.http.read_timeout_s,
+                                 max_bytes=int(self.settings.http.max_mb * 2**20),
+                                 timeout_setting="monitor.http.read_timeout_s: a server's "
+                                 "whole poll", size_setting="monitor.http.max_mb",
                                  headers={"Accept": "application/json"}, deadline=deadline,
                                  sink=sink)
             if status != 200:
@@ -344,8 +344,8 @@ class HBaseJmxSource:
     def _poll_server(self, url: str) -> tuple[str, list[PartitionSample], tuple[float | None, str],
                                               tuple[float | None, float | None, float | None]]:
         # One deadline for the server's whole poll (its queries, their answers, the reading):
-        # a poll of 8 servers in parallel ends within about monitor.hbase_jmx_timeout_s.
-        deadline = time.monotonic() + self.settings.hbase_jmx_timeout_s
+        # a poll of 8 servers in parallel ends within about monitor.http.read_timeout_s.
+        deadline = time.monotonic() + self.settings.http.read_timeout_s
         server, parts = self._poll_regions(url, deadline)
         return server, parts, self._process_cpu(url, deadline), self._rpc_latency(url, deadline)
 

@@ -7,8 +7,8 @@ credentials in the URL sent as basic auth and never shown (`shown_url`).
 
     status, body = get(url, "/jmx?qry=...", where="hbase http://rs1:16030", deadline=...,
                        connect_timeout_s=2, max_bytes=64 << 20,
-                       timeout_setting="monitor.hbase_jmx_timeout_s",
-                       size_setting="monitor.hbase_jmx_max_mb")
+                       timeout_setting="monitor.http.read_timeout_s",
+                       size_setting="monitor.http.max_mb")
 
 Every failure is a FetchError whose message starts with `where` and names the setting to change.
 """

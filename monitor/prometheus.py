@@ -26,7 +26,7 @@ has its series marked stale by Prometheus, so its memory is missing at once and 
 metrics. A host Prometheus does not know is simply not in the answer: the collector reports its
 server "no system metrics". Nothing is ever filled in.
 
-Safety: a total deadline per request (connect, then `prometheus_read_timeout_s` for sending,
+Safety: a total deadline per request (connect, then `http.read_timeout_s` for sending,
 Prometheus evaluating and the complete answer — not per socket read: a watchdog shuts the socket
 down when it passes), no redirects (http.client follows none; a 3xx is an error), a size cap,
 and credentials in the URL sent as basic auth but never printed.
@@ -122,8 +122,8 @@ def fetch_query(url: str, query: str, *, at: float | None = None, connect_timeou
     try:
         status, body = http_get(url, target, where=where, connect_timeout_s=connect_timeout_s,
                                 read_timeout_s=read_timeout_s, max_bytes=max_bytes,
-                                timeout_setting="monitor.prometheus_read_timeout_s",
-                                size_setting="monitor.prometheus_max_mb",
+                                timeout_setting="monitor.http.read_timeout_s",
+                                size_setting="monitor.http.max_mb",
                                 headers={"Accept": "application/json"})
     except FetchError as err:
         raise PrometheusError(str(err)) from err
@@ -263,9 +263,9 @@ class PrometheusSource:
         s = self.settings
         where = f"prometheus {shown_url(self.url)}"
         body = fetch_query(self.url, self.query, at=at,
-                           connect_timeout_s=s.prometheus_connect_timeout_s,
-                           read_timeout_s=s.prometheus_read_timeout_s,
-                           max_bytes=int(s.prometheus_max_mb * 2**20))
+                           connect_timeout_s=s.http.connect_timeout_s,
+                           read_timeout_s=s.http.read_timeout_s,
+                           max_bytes=int(s.http.max_mb * 2**20))
         return hosts_from_answer(body, s, where)
 
     def sample(self) -> Sample:

@@ -26,6 +26,27 @@ def _url_without_credentials(value: str) -> str:
     return re.sub(r"(?<=://)[^/@]*@", "", value)
 
 
+class HttpSettings(BaseModel):
+    """How long the monitor waits for a metric source, and how much of one answer it reads.
+
+    One set for gmond/gmetad's XML port, Prometheus' query API and each RegionServer's /jmx
+    (three sets before, `ganglia_*`, `prometheus_*`, `hbase_jmx_*`: controller/layers.py MERGED)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    connect_timeout_s: float = Field(
+        2.0, gt=0, description="Seconds to wait for the TCP (and TLS) connection to a source.")
+    read_timeout_s: float = Field(
+        5.0, gt=0, description="Seconds for a whole answer once connected, however the source "
+        "dribbles it: Ganglia's XML dump; a Prometheus query (sending it, Prometheus evaluating "
+        "it, the complete answer); a RegionServer's whole /jmx poll (every query it needs, "
+        "connecting included). A source that answers slowly or never is abandoned after this.")
+    max_mb: float = Field(
+        64.0, ge=0.001, le=1024, description="Largest answer read from a source, in MiB "
+        "(0.001 to 1024); a bigger one is refused. 1,000 hosts x 30 metrics is about 8 MiB of "
+        "Ganglia XML, 0.6 MiB of Prometheus answer.")
+
+
 class MonitorSettings(BaseModel):
     """Where the monitor reads metrics and how it turns them into a ClusterSnapshot."""
 
@@ -38,14 +59,6 @@ class MonitorSettings(BaseModel):
     ganglia_clusters: tuple[str, ...] = Field(
         (), description="Only hosts of these Ganglia cluster names (gmetad serves several). "
         "Empty: every cluster in the dump.")
-    ganglia_connect_timeout_s: float = Field(
-        2.0, gt=0, description="Seconds to wait for the TCP connection to a gmond/gmetad.")
-    ganglia_read_timeout_s: float = Field(
-        5.0, gt=0, description="Seconds to wait for the whole XML dump once connected; a daemon "
-        "that accepts and never answers is abandoned after this.")
-    ganglia_max_mb: float = Field(
-        64.0, gt=0, description="Largest XML dump read, in MiB; a bigger one is refused "
-        "(1,000 hosts x 30 metrics is about 8 MiB).")
     ganglia_stale_tmax_factor: float = Field(
         4.0, gt=0, description="A host is stale when its TN (seconds since it last reported) "
         "exceeds this many times its TMAX — gmond's own 'host down' rule.")
@@ -60,15 +73,6 @@ class MonitorSettings(BaseModel):
         "", description="Label matchers added to every node_exporter series the monitor asks "
         "for, e.g. 'job=\"node\"' (when one Prometheus scrapes several clusters). Empty: every "
         "node_exporter target.")
-    prometheus_connect_timeout_s: float = Field(
-        2.0, gt=0, description="Seconds to wait for the TCP (and TLS) connection to Prometheus.")
-    prometheus_read_timeout_s: float = Field(
-        5.0, gt=0, description="Seconds for the whole query once connected (sending it, "
-        "Prometheus evaluating it, the complete answer); a server that answers slowly or never "
-        "is abandoned after this.")
-    prometheus_max_mb: float = Field(
-        64.0, gt=0, description="Largest query answer read, in MiB; a bigger one is refused "
-        "(1,000 hosts is about 0.6 MiB).")
     prometheus_rate_window_s: float = Field(
         60.0, ge=1, description="Seconds of node_cpu_seconds_total that rate() averages the CPU "
         "busy and iowait fractions over; at least two scrapes must fall in it (Prometheus "
@@ -82,13 +86,6 @@ class MonitorSettings(BaseModel):
     hbase_jmx_urls: tuple[str, ...] = Field(
         (), description="Each RegionServer's info-server base URL, e.g. http://rs1:16030 "
         "(the monitor appends /jmx?qry=…). Empty: no per-partition source.")
-    hbase_jmx_timeout_s: float = Field(
-        5.0, gt=0, description="Seconds for a RegionServer's whole /jmx poll: every query "
-        "it needs, connecting, and reading each answer to its end (one deadline, however the "
-        "server dribbles).")
-    hbase_jmx_max_mb: float = Field(
-        64.0, ge=0.001, le=1024, description="Largest /jmx response read, in MiB (0.001 to "
-        "1024); a bigger one is refused.")
     hbase_process_cpu: Literal["shared_hosts", "always", "off"] = Field(
         "shared_hosts", description="A RegionServer's CPU from its own JVM "
         "(java.lang:type=OperatingSystem ProcessCpuLoad through its /jmx, a fraction of the "
@@ -114,6 +111,11 @@ class MonitorSettings(BaseModel):
         False, description="Take each RegionServer's cpu, memory and io_wait from its own JVM "
         "(/jmx ProcessCpuLoad, heap use, the process's block-I/O delay) instead of Ganglia: for "
         "RegionServers sharing one machine. Host names are server ids (host_name_rule identity).")
+
+    # --- how long to wait for a source, how much to read -----------------------------------
+    http: HttpSettings = Field(
+        default_factory=HttpSettings, description="Timeouts and the size limit of every "
+        "metric source's answer (Ganglia, Prometheus, HBase /jmx).")
 
     # --- smoothing and completeness ---------------------------------------------------------
     smoothing_alpha: float = Field(

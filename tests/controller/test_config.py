@@ -22,7 +22,7 @@ from controller.config import (
 )
 from controller.control_store import default_state_path
 from controller.errors import BadInput
-from controller.layers import DEPRECATED
+from controller.layers import DEPRECATED, MERGED
 
 
 def write(tmp_path: Path, name: str, text: str | bytes) -> Path:
@@ -298,6 +298,46 @@ def test_a_moved_key_still_works_with_one_warning_naming_the_new_key(tmp_path, c
     assert [w.category for w in seen] == [DeprecatedKey]
 
 
+MERGED_ROWS = [(old, m.new) for m in MERGED for old in m.olds]
+
+
+@pytest.mark.parametrize("old_key, new_key", MERGED_ROWS, ids=[o for o, _ in MERGED_ROWS])
+def test_a_sources_own_timeout_or_size_still_works_as_the_monitors_one(tmp_path, capsys,
+                                                                        old_key, new_key):
+    old = write(tmp_path, "old.yaml", yaml.safe_dump(_nested(old_key, 9.5)))
+    new = write(tmp_path, "new.yaml", yaml.safe_dump(_nested(new_key, 9.5)))
+    assert main(["validate", str(old)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"metctl: warning: {old}: {old_key} is deprecated: write {new_key}: 9.5 "
+                   "(the old key works until the next release)"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecatedKey)
+        assert load_config(old) == load_config(new) != load_config(None)
+    section, _, key = new_key.removeprefix("monitor.").partition(".")
+    assert getattr(getattr(load_config(new).monitor, section), key) == 9.5
+
+
+def test_sources_that_were_given_different_timeouts_keep_the_largest_and_say_so(tmp_path):
+    text = ("monitor:\n  ganglia_read_timeout_s: 3\n  hbase_jmx_timeout_s: 10\n"
+            "  prometheus_max_mb: 8\n")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        c = load_config(write(tmp_path, "c.yaml", text))
+    assert (c.monitor.http.read_timeout_s, c.monitor.http.max_mb) == (10, 8)
+    assert c.monitor.http.connect_timeout_s == 2.0  # not set: the default
+    said = [str(w.message) for w in seen]
+    assert len(said) == 3 and all("monitor.http.read_timeout_s: 10 (the largest of "
+                                  "monitor.ganglia_read_timeout_s, monitor.hbase_jmx_timeout_s)"
+                                  in line for line in said[:2])
+    # a new key beside an old one saying something else: refused, naming both
+    err = bad(load_config, write(tmp_path, "b.yaml", "monitor:\n  hbase_jmx_timeout_s: 10\n"
+                                 "  http:\n    read_timeout_s: 5\n"))
+    assert err.field == "monitor.hbase_jmx_timeout_s" and "monitor.http.read_timeout_s" in err.expected
+    # an old key of the wrong type is refused under the new key, as any bad value
+    err = bad(load_config, write(tmp_path, "t.yaml", "monitor:\n  ganglia_max_mb: lots\n"))
+    assert err.field.startswith("monitor.http.max_mb")
+
+
 def test_an_old_key_and_its_new_key_saying_different_things_is_refused(tmp_path):
     p = write(tmp_path, "c.yaml", "policy:\n  warmup_s: 100\n  scale_out:\n    cooldown_s: 200\n")
     err = bad(load_config, p)
@@ -364,15 +404,16 @@ def test_state_dir_holds_every_state_file_and_an_old_path_still_wins(tmp_path):
 
 
 @pytest.mark.parametrize("text,field", [
-    ("monitor: {hbase_jmx_max_mb: 1.0e-320}\n", "monitor.hbase_jmx_max_mb"),
-    ("monitor: {hbase_jmx_max_mb: 0.0}\n", "monitor.hbase_jmx_max_mb"),
-    ("monitor: {hbase_jmx_max_mb: 1.0e+9}\n", "monitor.hbase_jmx_max_mb"),
+    ("monitor: {http: {max_mb: 1.0e-320}}\n", "monitor.http.max_mb"),
+    ("monitor: {http: {max_mb: 0.0}}\n", "monitor.http.max_mb"),
+    ("monitor: {http: {max_mb: 1.0e+9}}\n", "monitor.http.max_mb"),
+    ("monitor: {http: {read_timeout_s: .inf}}\n", "monitor.http.read_timeout_s"),
     ("cluster: ''\n", "cluster"),
     ("cluster: ../../etc\n", "cluster"),
     ("cluster: 'a b'\n", "cluster"),
 ])
 def test_values_no_cluster_has_are_refused(tmp_path, capsys, text, field):
-    """Issue 24 item 21: `hbase_jmx_max_mb: 1e-320` (no answer fits) and `cluster: ""` (tags
+    """Issue 24 item 21: `http.max_mb: 1e-320` (no answer fits) and `cluster: ""` (tags
     and ZooKeeper paths named by nothing) were accepted."""
     from controller.cli import main
 

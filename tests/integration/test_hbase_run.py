@@ -19,7 +19,7 @@ def live_config(tmp_path, cluster, local_hbase_module) -> dict:
         "state_dir": str(tmp_path),  # journal, memory, controls, token, local-nodes/
         # static never acts: one round must not reshape the cluster the other tests share
         "policy": {"preset": "static"},
-        "monitor": {"hbase_jmx_urls": urls, "hbase_jmx_timeout_s": 5},
+        "monitor": {"hbase_jmx_urls": urls, "http": {"read_timeout_s": 5}},
         "loop": {"sample_interval_s": 1, "decision_interval_samples": 2, "executor_tick_s": 1},
         "infrastructure": {"driver": "local"},
         "datastore": {"driver": "hbase", "hbase": {

@@ -8,7 +8,7 @@ import pytest
 
 from monitor.collector import Collector
 from monitor.ganglia import GangliaError, GangliaSource, parse_dump, to_host_sample
-from monitor.settings import MonitorSettings
+from monitor.settings import HttpSettings, MonitorSettings
 
 DATA = Path(__file__).parent / "data"
 GMOND = (DATA / "gmond-dump.xml").read_bytes()
@@ -106,7 +106,7 @@ def test_only_bad_endpoints_give_no_hosts_and_say_why(tcp_payload_server):
     silent = tcp_payload_server(None)
     refused_port = tcp_payload_server(b"").port
     settings = MonitorSettings(ganglia_endpoints=(silent.endpoint, f"127.0.0.1:{refused_port}"),
-                               ganglia_read_timeout_s=0.5)
+                               http=HttpSettings(read_timeout_s=0.5))
     sample = GangliaSource(settings).sample()
     assert sample.hosts == ()
     assert any(silent.endpoint in e and "within 0.5 s" in e for e in sample.errors)
@@ -122,7 +122,7 @@ def test_only_bad_endpoints_give_no_hosts_and_say_why(tcp_payload_server):
 def test_size_limit(tcp_payload_server):
     big = tcp_payload_server(GMOND * 200)
     sample = GangliaSource(MonitorSettings(ganglia_endpoints=(big.endpoint,),
-                                           ganglia_max_mb=0.5)).sample()
+                                           http=HttpSettings(max_mb=0.5))).sample()
     assert sample.hosts == () and "0.5 MiB limit" in sample.errors[0]
 
 
@@ -161,7 +161,7 @@ def test_real_gmetad_two_clusters_and_failover(ganglia, tcp_payload_server):
     ganglia.inject("int-b2.test", dict(FULL, cpu_idle=80.0), cluster="beta")
     silent = tcp_payload_server(None)
     settings = MonitorSettings(ganglia_endpoints=(silent.endpoint, ganglia.gmetad_endpoint),
-                               ganglia_read_timeout_s=0.5)
+                               http=HttpSettings(read_timeout_s=0.5))
     _wait_sample(GangliaSource(settings),
                  lambda s: {"int-b1.test", "int-b2.test"} <= {h.host for h in s.hosts})
     sample = GangliaSource(settings).sample()  # a new source tries the silent endpoint first
@@ -214,7 +214,7 @@ def test_failover_remembers_the_endpoint_that_answered(tcp_payload_server):
     silent = tcp_payload_server(None)
     good = tcp_payload_server(GMOND)
     src = GangliaSource(MonitorSettings(ganglia_endpoints=(silent.endpoint, good.endpoint),
-                                        ganglia_read_timeout_s=0.3))
+                                        http=HttpSettings(read_timeout_s=0.3)))
     first = src.sample()
     assert first.hosts and any(silent.endpoint in e for e in first.errors)
     second = src.sample()  # the good endpoint first now: no timeout spent on the silent one

@@ -11,7 +11,7 @@ import pytest
 from monitor.collector import Collector
 from monitor.hbase_jmx import (IPC_BEAN, OS_BEAN, REGIONS_BEAN, SERVER_BEAN, HBaseJmxSource, RegionAdminMetrics,
                                RegionMetricsProvider, parse_regions, server_id_from)
-from monitor.settings import MonitorSettings
+from monitor.settings import HttpSettings, MonitorSettings
 from monitor.source import HostSample, Sample
 
 DATA = Path(__file__).parent / "data"
@@ -138,7 +138,7 @@ def test_bad_answers_give_a_clear_error_and_no_made_up_partitions(jmx_server, mi
     bad = serve(jmx_server, "rs1")
     for k, v in misbehave.items():
         setattr(bad, k, v)
-    cfg = settings(bad.url, good.url, hbase_jmx_timeout_s=0.5)
+    cfg = settings(bad.url, good.url, http=HttpSettings(read_timeout_s=0.5))
     src = HBaseJmxSource(cfg)
     with caplog.at_level(logging.WARNING):
         sample = src.sample()
@@ -155,13 +155,13 @@ def test_unreachable_server(jmx_server):
     s = jmx_server()
     url = s.url
     s.close()
-    sample = HBaseJmxSource(settings(url, hbase_jmx_timeout_s=0.5)).sample()
+    sample = HBaseJmxSource(settings(url, http=HttpSettings(read_timeout_s=0.5))).sample()
     assert sample.partitions == () and "cannot connect" in sample.errors[0]
 
 
 def test_size_limit(jmx_server):
     s = serve(jmx_server, "rs1")
-    sample = HBaseJmxSource(settings(s.url, hbase_jmx_max_mb=0.001)).sample()
+    sample = HBaseJmxSource(settings(s.url, http=HttpSettings(max_mb=0.001))).sample()
     assert sample.partitions == () and "limit" in sample.errors[0]
 
 
@@ -217,7 +217,7 @@ def test_servers_are_polled_in_parallel_and_listed_once(jmx_server):
     for s in servers:
         s.hook = barrier.wait
     urls = [s.url for s in servers]
-    src = HBaseJmxSource(settings(*urls, urls[0] + "/", hbase_jmx_timeout_s=10))
+    src = HBaseJmxSource(settings(*urls, urls[0] + "/", http=HttpSettings(read_timeout_s=10)))
     assert src.urls == tuple(urls)
     sample = src.sample()
     assert sample.errors == () and len(sample.servers) == 3
@@ -268,7 +268,7 @@ def test_a_dripping_server_is_cut_at_the_total_deadline(jmx_server):
     # One byte every 0.05 s: every read is well within the timeout, the response never is.
     s = serve(jmx_server, "rs1")
     s.drip_s = 0.05
-    sample = HBaseJmxSource(settings(s.url, hbase_jmx_timeout_s=0.5)).sample()
+    sample = HBaseJmxSource(settings(s.url, http=HttpSettings(read_timeout_s=0.5))).sample()
     assert sample.partitions == () and "no complete answer within 0.5 s" in sample.errors[0]
 
 
@@ -277,7 +277,7 @@ def test_redirects_are_refused_not_followed(jmx_server):
     s = serve(jmx_server, "rs1")
     s.redirect_to = f"{target.url}/jmx"
     before = target.requests
-    sample = HBaseJmxSource(settings(s.url, hbase_jmx_timeout_s=2)).sample()
+    sample = HBaseJmxSource(settings(s.url, http=HttpSettings(read_timeout_s=2))).sample()
     assert sample.partitions == () and "302" in sample.errors[0] and "not followed" in sample.errors[0]
     assert target.requests == before
 
@@ -474,7 +474,7 @@ def test_jmx_credentials_never_reach_errors_the_snapshot_or_stderr(jmx_server, c
         for k, v in misbehave.items():
             setattr(bad, k, v)
         creds = bad.url.replace("http://", "http://metctl:hunter2@")
-        sample = HBaseJmxSource(settings(creds, hbase_jmx_timeout_s=0.5)).sample()
+        sample = HBaseJmxSource(settings(creds, http=HttpSettings(read_timeout_s=0.5))).sample()
         assert sample.errors and bad.url in sample.errors[0], sample.errors
         assert "hunter2" not in repr(sample), misbehave
         code = main(["snapshot", "--hbase-jmx", creds, "--samples", "1", "--format", "json"])
@@ -489,13 +489,13 @@ def test_jmx_credentials_never_reach_errors_the_snapshot_or_stderr(jmx_server, c
 
 def test_the_timeout_bounds_a_servers_whole_poll_not_each_request(jmx_server):
     """Issue 24 item 20: each request had its own deadline, so a server's poll (two to four
-    requests) took several times monitor.hbase_jmx_timeout_s."""
+    requests) took several times monitor.http.read_timeout_s."""
     slow = serve(jmx_server, "rs1")
     slow.delay_s = 0.6  # each answer in time on its own, not the two a poll needs
-    sample = HBaseJmxSource(settings(slow.url, hbase_jmx_timeout_s=1.0)).sample()
+    sample = HBaseJmxSource(settings(slow.url, http=HttpSettings(read_timeout_s=1.0))).sample()
     assert sample.partitions == ()
     assert "no complete answer within 1 s" in sample.errors[0]
-    assert "hbase_jmx_timeout_s" in sample.errors[0]
+    assert "http.read_timeout_s" in sample.errors[0]
 
 
 def _big_regions_answer(target_bytes: int) -> tuple[bytes, int]:
@@ -535,11 +535,11 @@ def test_a_64_mb_answer_is_read_in_memory_well_under_its_size(jmx_server, tmp_pa
     code = (
         "import json, re, sys\n"
         "from monitor.hbase_jmx import HBaseJmxSource\n"
-        "from monitor.settings import MonitorSettings\n"
+        "from monitor.settings import HttpSettings, MonitorSettings\n"
         "def peak():\n"
         "    return int(re.search(r'VmHWM:\\s*(\\d+)', open('/proc/self/status').read())[1])\n"
         "src = HBaseJmxSource(MonitorSettings(hbase_jmx_urls=(sys.argv[1],),\n"
-        "                     hbase_jmx_timeout_s=600, hbase_process_cpu='off'))\n"
+        "                     http=HttpSettings(read_timeout_s=600), hbase_process_cpu='off'))\n"
         "before = peak()\n"
         "sample = src.sample()\n"
         "print(json.dumps({'grew_mb': (peak() - before) / 1024, 'errors': sample.errors,\n"

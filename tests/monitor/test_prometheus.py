@@ -15,7 +15,7 @@ from controller.config import load_config
 from monitor.collector import Collector
 from monitor.prometheus import (PrometheusError, PrometheusSource, host_of, parse_answer,
                                 shown_url, to_host_sample)
-from monitor.settings import MonitorSettings
+from monitor.settings import HttpSettings, MonitorSettings
 from monitor.source import Sample
 
 DATA = Path(__file__).parent / "data"
@@ -158,8 +158,8 @@ def test_redirect_is_an_error_and_not_followed(jmx_server):
 
 def test_answer_over_the_size_limit_is_refused(jmx_server):
     server = jmx_server()
-    server.raw = ANSWER
-    small = SETTINGS.model_copy(update={"prometheus_max_mb": len(ANSWER) / 2 / 2**20})
+    server.raw = ANSWER + b" " * 2048  # over the smallest limit a config may set
+    small = SETTINGS.model_copy(update={"http": HttpSettings(max_mb=0.001)})
     sample = PrometheusSource(small, url=server.url).sample()
     assert sample.hosts == () and "MiB limit" in sample.errors[0]
 
@@ -177,19 +177,19 @@ def test_dripping_answer_is_abandoned_at_the_total_deadline(jmx_server):
     bound asserted is generous (not a timing target): without the deadline this takes minutes."""
     server = jmx_server()
     server.raw, server.drip_s = ANSWER, 0.05
-    settings = SETTINGS.model_copy(update={"prometheus_read_timeout_s": 1.0})
+    settings = SETTINGS.model_copy(update={"http": HttpSettings(read_timeout_s=1.0)})
     started = time.monotonic()
     sample = PrometheusSource(settings, url=server.url).sample()
     assert time.monotonic() - started < 10
     assert sample.hosts == ()
     assert "no complete answer within 1 s" in sample.errors[0]
-    assert "prometheus_read_timeout_s" in sample.errors[0]
+    assert "http.read_timeout_s" in sample.errors[0]
 
 
 def test_silent_server_and_closed_port_are_clear_errors(jmx_server):
     server = jmx_server()
     server.raw, server.delay_s = ANSWER, 30  # accepts, then says nothing
-    settings = SETTINGS.model_copy(update={"prometheus_read_timeout_s": 0.5})
+    settings = SETTINGS.model_copy(update={"http": HttpSettings(read_timeout_s=0.5)})
     sample = PrometheusSource(settings, url=server.url).sample()
     assert "no complete answer within 0.5 s" in sample.errors[0]
     server.delay_s = 0
@@ -222,8 +222,8 @@ def config_error(tmp_path, monitor_yaml: str) -> str:
     ("  prometheus_url: 'http://prom:99999'\n", "valid port"),
     ("  prometheus_url: 'http://prom:9090/?x=1'\n", "without ?query"),
     ("  prometheus_url: 'http://prom:9090'\n  ganglia_endpoints: ['g:8651']\n", "not both"),
-    ("  prometheus_read_timeout_s: .nan\n", "monitor.prometheus_read_timeout_s"),
-    ("  prometheus_read_timeout_s: '5'\n", "a number"),
+    ("  http: {read_timeout_s: .nan}\n", "monitor.http.read_timeout_s"),
+    ("  http: {read_timeout_s: '5'}\n", "a number"),
     ("  prometheus_rate_window_s: 0.5\n", "monitor.prometheus_rate_window_s"),
     ("  prometheus_selector: 'job=node'\n", "PromQL label matchers"),
 ])
