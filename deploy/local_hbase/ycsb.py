@@ -28,8 +28,8 @@ if __package__ in (None, ""):  # run as a file: the repository root is not on th
     sys.path.insert(0, str(ROOT))
 from deploy.local_hbase import cluster as cluster_mod  # noqa: E402
 from deploy.localproc.ycsb import (  # noqa: E402,F401 (Result, parse_output, stop, …: re-exported)
-    Result, build_module, client_command, clients_group, finish, outputs, parse_output, report,
-    split_status, start_command, stop,
+    Result, build_module, client_command, clients_group, finish, operations_so_far, outputs, parse_output,
+    report, split_status, start_command, stop, wait_for_operations,
 )
 
 MODULE = ROOT / "ycsb-hbase"

@@ -179,6 +179,36 @@ def finish(proc: subprocess.Popen, t0: float, workload: str, phase: str, timeout
     return result
 
 
+def operations_so_far(proc: subprocess.Popen) -> int:
+    """Operations the client's status lines count so far (0 before its first line)."""
+    last = None
+    for last in _STATUS_LINE.finditer(outputs(proc)[1]):
+        pass
+    return int(last.group(2)) if last else 0
+
+
+def wait_for_operations(procs: Mapping[str, subprocess.Popen], timeout_s: float, every_s: float = 0.5) -> float:
+    """Wait until every client has done an operation, so that what follows is timed from the
+    first one, not from the JVM's start (on a loaded machine a client's start-up can take the
+    whole of a short fixed run). Returns the seconds waited; a client that ends first, or does
+    nothing within `timeout_s`, is a ClusterError naming it."""
+    t0 = time.monotonic()
+    waiting = dict(procs)
+    while waiting:
+        for label, proc in list(waiting.items()):
+            if operations_so_far(proc) > 0:
+                del waiting[label]
+            elif proc.poll() is not None:
+                raise ClusterError(f"YCSB {label} ended ({proc.returncode}) before its first operation:\n"
+                                   f"{outputs(proc)[1][-2000:]}")
+        if not waiting:
+            break
+        if time.monotonic() - t0 > timeout_s:
+            raise ClusterError(f"YCSB {', '.join(sorted(waiting))}: no operation within {timeout_s:.0f} s")
+        time.sleep(every_s)
+    return time.monotonic() - t0
+
+
 def stop(proc: subprocess.Popen, t0: float, workload: str, phase: str = "run") -> Result:
     """End a running client early (SIGTERM) and read what its status lines counted."""
     if proc.poll() is None:

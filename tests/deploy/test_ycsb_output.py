@@ -6,9 +6,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from deploy.local_cassandra import ycsb as cassandra_ycsb
 from deploy.local_hbase import ycsb as hbase_ycsb
 from deploy.localproc import ycsb as client
+from deploy.localproc.process import ClusterError
 from tests.fixtures.cassandra import ROOT
 
 SUMMARY = """\
@@ -73,3 +76,37 @@ def test_the_run_phase_reads_only_the_records_the_load_wrote() -> None:
     # would read keys never written: NOT_FOUND, counted as failed operations
     assert ycsb.loaded_records("D", 2000) == 200
     assert ycsb.loaded_records("A", 2000) == 2000
+
+
+def stand_in(tmp_path, script: str):
+    """A real process in the client's place, writing status lines as YCSB does (to stderr)."""
+    return client.start_command([sys.executable, "-c", script], tmp_path, "stand-in")[0]
+
+
+def test_a_client_slow_to_start_is_waited_for_until_its_first_operation(tmp_path) -> None:
+    # silent for 1.5 s (a JVM starting on a busy machine), then a status line with 0, then one with 7
+    slow = stand_in(tmp_path, "import sys, time\ntime.sleep(1.5)\n"
+                              "print('2026-11-25 23:00:01:000 1 sec: 0 operations; 0 current ops/sec;', file=sys.stderr, flush=True)\n"
+                              "time.sleep(0.5)\n"
+                              "print('2026-11-25 23:00:02:000 2 sec: 7 operations; 7 current ops/sec;', file=sys.stderr, flush=True)\n"
+                              "time.sleep(30)")
+    try:
+        assert client.operations_so_far(slow) == 0
+        waited = client.wait_for_operations({"A": slow}, timeout_s=60, every_s=0.1)
+        assert waited >= 1.9 and client.operations_so_far(slow) == 7
+    finally:
+        slow.kill()
+        slow.wait()
+
+
+def test_a_client_that_ends_or_stays_idle_is_named_not_waited_for_forever(tmp_path) -> None:
+    gone = stand_in(tmp_path, "import sys\nprint('cannot connect', file=sys.stderr)\nsys.exit(1)")
+    idle = stand_in(tmp_path, "import time\ntime.sleep(30)")
+    try:
+        with pytest.raises(ClusterError, match=r"YCSB C ended \(1\) before its first operation:\ncannot connect"):
+            client.wait_for_operations({"C": gone}, timeout_s=60, every_s=0.1)
+        with pytest.raises(ClusterError, match=r"^YCSB E: no operation within 1 s$"):
+            client.wait_for_operations({"E": idle}, timeout_s=1, every_s=0.1)
+    finally:
+        idle.kill()
+        idle.wait()

@@ -106,13 +106,18 @@ def test_metctl_reshapes_the_live_cluster_while_ycsb_runs(
     urls = tuple(p.info_url for p in cluster.region_servers() if cluster.running(p.name))
     mon = MonitorSettings(hbase_jmx_urls=urls, min_fresh_fraction=0.0)
     collector = Collector([HBaseJmxSource(mon, admin=driver)], mon)
-    collector.poll(time.time())
-    load = {w: ycsb.start(cluster, w, "run", records=YCSB_RECORDS, threads=1, seconds=16) for w in "ABCE"}
-    for _ in range(5):
-        time.sleep(3)
+    # the tenants run until stopped, watched from their first operations on (a client JVM can
+    # take longer than a short fixed run to start on a busy machine)
+    load = {w: ycsb.start(cluster, w, "run", records=YCSB_RECORDS, threads=1, seconds=600) for w in "ABCE"}
+    try:
+        ycsb.wait_for_operations({w: p for w, (p, _) in load.items()}, timeout_s=300)
         collector.poll(time.time())
-    for w, (p, t0) in load.items():
-        ycsb.finish(p, t0, w, "run")
+        for _ in range(5):
+            time.sleep(3)
+            collector.poll(time.time())
+    finally:
+        for w, (p, t0) in load.items():
+            ycsb.stop(p, t0, w, "run")
     snap = collector.snapshot(time.time())
     snap = replace(snap, nodes=tuple(replace(n, metrics=BUSY) for n in snap.nodes), missing=())
     tenants = [p for p in snap.partitions if p.table in {"ycsb_a", "ycsb_b", "ycsb_c", "ycsb_e"}]
@@ -135,7 +140,8 @@ def test_metctl_reshapes_the_live_cluster_while_ycsb_runs(
     print(f"plan: {plan.summary}")
 
     # -- 2. apply it while tenant A keeps running; the controller dies mid-plan and resumes
-    tenant, t_ycsb = ycsb.start(cluster, "A", "run", records=YCSB_RECORDS, threads=1, seconds=600)
+    tenant, t_ycsb = ycsb.start(cluster, "A", "run", records=YCSB_RECORDS, threads=1, seconds=1200)
+    ycsb.wait_for_operations({"A": tenant}, timeout_s=300)  # running before the first action
     settings = ExecutorSettings(journal_path=str(tmp_path / "journal.sqlite"), datastore_backoff_s=1.0,
                                 launch_backoff_s=1.0, joining_timeout_s=120, restart_timeout_s=120)
     first = Executor(local_nodes, driver, settings, time.time, CLUSTER, Journal(settings.journal_path))

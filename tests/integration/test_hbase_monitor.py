@@ -22,14 +22,19 @@ def test_the_monitor_sees_each_tenants_real_per_region_rates(hbase_cluster, hbas
     settings = MonitorSettings(hbase_jmx_urls=urls, min_fresh_fraction=0.0)
     source = HBaseJmxSource(settings, admin=hbase_driver)
     collector = Collector([source], settings)
-    collector.poll(time.time())
+    # the tenants run until stopped; the window the monitor watches starts at their first
+    # operations (a client JVM can take longer than a short fixed run to start on a busy machine)
     started = {w: ycsb.start(hbase_cluster, w, "run", records=YCSB_RECORDS,
-                             threads=1, seconds=14) for w in ("B", "C", "E")}
-    for _ in range(4):
-        time.sleep(3)
+                             threads=1, seconds=600) for w in ("B", "C", "E")}
+    try:
+        ycsb.wait_for_operations({w: p for w, (p, _) in started.items()}, timeout_s=300)
         collector.poll(time.time())
-    latency = source.sample().server_latency_ms  # read while the tenants still run
-    results = {w: ycsb.finish(p, t0, w, "run") for w, (p, t0) in started.items()}
+        for _ in range(4):
+            time.sleep(3)
+            collector.poll(time.time())
+        latency = source.sample().server_latency_ms  # read while the tenants still run
+    finally:
+        results = {w: ycsb.stop(p, t0, w, "run") for w, (p, t0) in started.items()}
     assert all(r.ops > 0 for r in results.values()), ycsb.report(results)
     snap = collector.snapshot(time.time())
 
