@@ -17,7 +17,7 @@ load average. Sizes are interleaved within a repetition (1, 2, 3, 4, 6, then aga
 spell on this shared machine does not fall on one size only.
 
     .venv/bin/python bench/scale_hbase.py [--sizes 1,2,3,4,6] [--repetitions 3] [--records 24000]
-        [--measure-s 60] [--slices FILE] [--out out/scale-hbase]
+        [--measure-s 60] [--slices FILE] [--out out/scale-hbase] [--lock FILE] [--resume]
 
 Writes OUT/report.json: {"sizes": {"1": {"ops_per_s": [...], "p99_ms": [...], ...}, ...},
 "ratio": {"4": ops(4) / ops(1), ...}, "runs": [...]} and prints the curve.
@@ -197,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rs-heap-mb", type=int, default=384)
     ap.add_argument("--out", default=str(ROOT / "out" / "scale-hbase"))
     ap.add_argument("--lock", help="take this flock around each run (e.g. /work/hbase.lock), not the whole bench")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the runs OUT/report.json already holds (same settings, no error) and do only the rest")
     add_quota_arguments(ap)
     a = ap.parse_args(argv)
     try:
@@ -220,13 +222,29 @@ def main(argv: list[str] | None = None) -> int:
                               "regions": a.regions, "measure_s": a.measure_s, "cores": os.cpu_count(),
                               "quota": not a.no_quota, "runs": runs}
     held_s: list[float] = []
+    if a.resume and (out / "report.json").exists():
+        earlier = json.loads((out / "report.json").read_text())
+        same = ("workload", "distribution", "records", "regions", "measure_s", "quota")
+        if any(earlier.get(k) != report[k] for k in same):
+            print(f"scale-hbase: --resume: {out / 'report.json'} was made with other settings "
+                  f"({', '.join(f'{k} {earlier.get(k)!r}, asked {report[k]!r}' for k in same if earlier.get(k) != report[k])})",
+                  file=sys.stderr)
+            return 2
+        runs.extend(r for r in earlier.get("runs", []) if "error" not in r and r["size"] in sizes
+                    and r["repetition"] <= a.repetitions)
+        held_s.append(earlier.get("lock_held_s", 0))
+    done = {(r["size"], r["repetition"]) for r in runs}
     for rep in range(1, a.repetitions + 1):
         for n in sizes:
+            if (n, rep) in done:
+                continue
             with held(a.lock, held_s):
                 runs.append(one_run(n, rep, a))
             report["lock_held_s"] = round(sum(held_s))
             report["sizes"] = summarise(runs, sizes)
             (out / "report.json").write_text(json.dumps(report, indent=2))
+    report["lock_held_s"] = round(sum(held_s))
+    report["sizes"] = summarise(runs, sizes)
     one = report["sizes"][str(sizes[0])]["ops_per_s"]
     base = statistics.median(one) if one else None
     report["ratio"] = {str(n): round(statistics.median(v["ops_per_s"]) / base, 2)
