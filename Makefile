@@ -33,7 +33,7 @@ run: $(BIN)/.core
 	$(BIN)/metctl run
 
 # Before the tests: ruff (rules and why in pyproject.toml) on decision/, actuator/executor/ and
-# controller/, mypy (pyproject.toml's [tool.mypy]) on decision/ and controller/. Seconds; main stays clean.
+# controller/, mypy (pyproject.toml's [tool.mypy]) on decision/, actuator/executor/ and controller/. Seconds; main stays clean.
 lint: venv
 	$(BIN)/ruff check decision actuator/executor controller
 	$(BIN)/mypy

@@ -20,7 +20,7 @@ import os
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from tenacity import retry, retry_if_exception, stop_after_delay, wait_fixed
 
@@ -222,7 +222,7 @@ class Journal:
         return sql, (plan_id, *(step[c] for c in cols))
 
     def create_plan(self, plan_id: str, cluster: str, plan: Mapping[str, Any],
-                    steps: list[Mapping[str, Any]], now: float) -> None:
+                    steps: Sequence[Mapping[str, Any]], now: float) -> None:
         """Prepare: the plan and all its steps, `pending`, in one write."""
         stmts = [("INSERT INTO plans (plan_id, cluster, state, phase, plan_json, created_at, updated_at) "
                   "VALUES (?,?,?,?,?,?,?)",

@@ -90,6 +90,13 @@ class Context:
         self.protected: Callable[[], Mapping[str, str]] = dict
 
     @property
+    def journaled(self) -> str:
+        """The id of the plan loaded (the phases run only on one)."""
+        if self.plan_id is None:
+            raise RuntimeError("no plan loaded")
+        return self.plan_id
+
+    @property
     def busy(self) -> bool:
         return self.plan_id is not None and self.plan_row.get("state") in ("running", "abandoning")
 
@@ -110,7 +117,7 @@ class Context:
         be in the step transition table."""
         if "state" in changes:
             set_state("step", step.state, changes["state"])
-        self.journal.update_step(self.plan_id, step.idx, now, event=event, level=level, **changes)
+        self.journal.update_step(self.journaled, step.idx, now, event=event, level=level, **changes)
         for k, v in changes.items():
             setattr(step, k, v)
         if level == "error" and event:
@@ -122,14 +129,14 @@ class Context:
             set_state("plan", self.plan_row.get("state"), changes["state"])
         if "phase" in changes:
             set_state("phase", self.plan_row.get("phase"), changes["phase"])
-        self.journal.update_plan(self.plan_id, now, event=event, level=level, **changes)
+        self.journal.update_plan(self.journaled, now, event=event, level=level, **changes)
         self.plan_row.update(changes)
         if level == "error" and event:
             self.last_error = event
 
     def add_steps(self, now: float, parent: Step, new: list[Step], parent_changes: Mapping[str, Any],
                    event: str | None) -> None:
-        self.journal.add_steps(self.plan_id, [s.row() for s in new], now,
+        self.journal.add_steps(self.journaled, [s.row() for s in new], now,
                                parent_update=(parent.idx, dict(parent_changes)), event=event)
         self.steps.extend(new)
         for k, v in parent_changes.items():
@@ -139,9 +146,9 @@ class Context:
         log.warning("plan %s: %s", self.plan_id, message)
         if message != self.last_error:
             if step is None:
-                self.journal.update_plan(self.plan_id, now, event=message, level="error")
+                self.journal.update_plan(self.journaled, now, event=message, level="error")
             else:
-                self.journal.update_step(self.plan_id, step.idx, now, event=message, level="error", error=message)
+                self.journal.update_step(self.journaled, step.idx, now, event=message, level="error", error=message)
                 step.error = message
         self.last_error = message
 
@@ -180,7 +187,7 @@ class Context:
         return None
 
     def pending_reconfigure_nodes(self) -> set[str]:
-        return {s.node for s in self.of("reconfigure") if not s.finished}
+        return {s.need("node") for s in self.of("reconfigure") if not s.finished}
 
     def final_target(self, partition: str) -> str | None:
         for s in self.of("move"):
@@ -205,7 +212,7 @@ class Context:
             return final
         if not active:
             return None
-        inbound: dict[str, int] = {}
+        inbound: dict[str | None, int] = {}  # None: a new node not launched yet
         for st in self.of("move", plan_only=False):
             if not st.finished:
                 dest = self.resolve(st.target)

@@ -218,7 +218,7 @@ class Executor(Context):
         extra = f" ({head.sub_state})" if head.sub_state else ""
         # While the work phases overlap, say what else runs (a move during the boot), not only
         # how many: the first of each other kind of step in flight.
-        also = []
+        also: list[Step] = []
         for st in active[1:]:
             if st.op != head.op and all(st.op != a.op for a in also):
                 also.append(st)

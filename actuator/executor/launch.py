@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from actuator.drivers import TAG_CLUSTER, TAG_LAUNCH, TAG_MANAGED, TAG_PROFILE, DriverError
 from actuator.executor.context import Context, age, backoff
-from actuator.executor.states import timeout_s
+from actuator.executor.states import limit_s
 from actuator.executor.step import Step
 
 
@@ -41,7 +41,7 @@ def _tick_launch(ctx: Context, step: Step, now: float) -> None:
         if found is None:
             try:
                 instance_id = ctx.infra.launch(step.profile or "default", ctx.user_data(step.profile or "default"),
-                                                _tags(ctx, step.profile or "default", step.token))
+                                                _tags(ctx, step.profile or "default", step.need("token")))
             except DriverError as err:
                 _launch_failed(ctx, step, now, f"launch {step.node} failed: {err}", retryable=err.retryable)
                 return
@@ -49,12 +49,12 @@ def _tick_launch(ctx: Context, step: Step, now: float) -> None:
             instance_id = found.instance_id
         ctx.set_step(step, now, instance_id=instance_id, called=1, event=f"{step.node} is instance {instance_id}")
         ctx.obs.invalidate()
-    node = ctx.obs.nodes.get(step.instance_id)
+    node = ctx.obs.nodes.get(step.need("instance_id"))
     state = node.state if node is not None else "requested"  # not listed yet: still requested
     if state in ("failed", "terminated", "stopping"):
         _launch_failed(ctx, step, now, f"instance {step.instance_id} for {step.node} went {state}")
         return
-    if state == "running":
+    if node is not None and state == "running":
         server = next((sv for sv in ctx.obs.servers.values()
                        if node.address and sv.host == node.address and sv.state == "active"), None)
         if server is not None:
@@ -67,7 +67,7 @@ def _tick_launch(ctx: Context, step: Step, now: float) -> None:
         sub = "booting" if state == "booting" else "requested"
     if sub != step.sub_state:
         ctx.set_step(step, now, sub_state=sub, since=now)
-    limit = timeout_s(s, "launch", sub)
+    limit = limit_s(s, "launch", sub)
     if age(step, now) > limit:
         _launch_failed(ctx, step, now, f"{step.node} (instance {step.instance_id}) stayed {sub} "
                                        f"longer than {limit:g} s")

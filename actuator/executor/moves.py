@@ -5,6 +5,8 @@ alongside launch, reconfigure and split: a plan move whose dependencies are done
 target registered, neither end reconfiguring, its partition not splitting) starts at once."""
 from __future__ import annotations
 
+from typing import Any
+
 from actuator.drivers import DriverError, PartitionLocation
 from actuator.executor import ready
 from actuator.executor.context import Context, StopPlan, age
@@ -39,7 +41,7 @@ def tick_verify(ctx: Context, now: float) -> bool:
         if m.state != "done":
             continue
         dest = ctx.resolve(m.target)
-        loc = parts.get(m.partition)
+        loc = parts.get(m.need("partition"))
         if loc is not None and loc.server != dest:
             if m.attempts >= ctx.settings.datastore_attempts:
                 raise StopPlan(f"{m.describe()}: the data store keeps moving it away (now on {loc.server})")
@@ -58,12 +60,15 @@ def tick_commit(ctx: Context, now: float) -> bool:
     return True
 
 
-def settle(ctx: Context, m: Step, now: float, **landed: object) -> tuple[str, PartitionLocation] | None:
+def settle(ctx: Context, m: Step, now: float, **landed: Any) -> tuple[str, PartitionLocation] | None:
     """Observe one move (running, or pending about to start): it is finished when its
     partition no longer exists (skipped) or is on its destination (done, with `landed` written
-    to the journal); else its destination and where its partition is now."""
+    to the journal); else its destination and where its partition is now. None also while its
+    destination is a new node not launched yet (nothing to move to)."""
     dest = ctx.resolve(m.target)
-    loc = ctx.obs.parts.get(m.partition)
+    loc = ctx.obs.parts.get(m.need("partition"))
+    if dest is None:
+        return None
     if loc is None:
         ctx.set_step(m, now, state="skipped", finished_at=now, note="partition no longer exists")
         return None
@@ -92,9 +97,9 @@ def advance(ctx: Context, moves: list[Step], now: float) -> None:
     # Incremental elasticity: toward a new node, only one source node sends at a time.
     sending: dict[str, str] = {}
     for m in in_flight:
-        dest = ctx.resolve(m.target)
-        if dest in new_servers and s.incremental_transfer:
-            sending[dest] = m.source or ""
+        going = ctx.resolve(m.target)
+        if going is not None and going in new_servers and s.incremental_transfer:
+            sending[going] = m.source or ""
     pending = [m for m in moves if m.state == "pending"]
     pending.sort(key=lambda m: (ctx.resolve(m.target) or "", m.source or "", m.idx))
     for m in pending:
@@ -131,7 +136,7 @@ def move_limit_s(settings, m: Step, size_mb: float | None) -> float:
 
 def _issue_move(ctx: Context, m: Step, dest: str, now: float) -> None:
     try:
-        ctx.ds.move_partition(m.partition, dest)
+        ctx.ds.move_partition(m.need("partition"), dest)
     except DriverError as err:
         ctx.requeue_or_stop(m, now, f"move {m.partition} -> {dest} failed: {err}", err.retryable)
         return

@@ -7,7 +7,7 @@ from __future__ import annotations
 from actuator.drivers import DriverError
 from actuator.executor import moves, protection, ready
 from actuator.executor.context import Context, StopPlan, age
-from actuator.executor.states import timeout_s
+from actuator.executor.states import limit_s
 from actuator.executor.step import Step
 
 
@@ -19,7 +19,7 @@ def tick(ctx: Context, now: float) -> bool:
 
 
 def _tick_reconfigure(ctx: Context, step: Step, now: float) -> None:
-    s, obs, node = ctx.settings, ctx.obs, step.node
+    s, obs, node = ctx.settings, ctx.obs, step.need("node")
     sub = step.sub_state or "evacuate"
     if sub == "evacuate":
         on_node = obs.on(node)
@@ -70,7 +70,7 @@ def _tick_reconfigure(ctx: Context, step: Step, now: float) -> None:
             ctx.set_step(step, now, called=1, since=step.since if step.since is not None else now,
                       event=f"restart of {node} with profile {step.profile} requested")
             return
-        if age(step, now) > (limit := timeout_s(s, "reconfigure", "restart")):
+        if age(step, now) > (limit := limit_s(s, "reconfigure", "restart")):
             ctx.retry_or_stop(step, now, f"{node} not active with profile {step.profile} after "
                                            f"{limit:g} s")
         return
@@ -84,7 +84,7 @@ def _tick_reconfigure(ctx: Context, step: Step, now: float) -> None:
 
 
 def _enter_fill(ctx: Context, step: Step, now: float) -> None:
-    node = step.node
+    node = step.need("node")
     planned = {m.partition for m in ctx.of("move") if ctx.resolve(m.target) == node}
     wanted = [p for p in ctx.assignment.get(node, ()) if p not in planned and p in ctx.obs.parts
               and ctx.obs.parts[p].server != node]

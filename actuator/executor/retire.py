@@ -6,7 +6,7 @@ from __future__ import annotations
 from actuator.drivers import DriverError, NotOwnedError
 from actuator.executor import moves, protection
 from actuator.executor.context import Context, StopPlan, age, log
-from actuator.executor.states import timeout_s
+from actuator.executor.states import limit_s
 from actuator.executor.step import Step
 
 
@@ -26,7 +26,7 @@ def tick_compact(ctx: Context, now: float) -> bool:
             _issue_compact(ctx, c, now)
         elif not busy and (c.since is None or now > c.since):
             ctx.set_step(c, now, state="done", finished_at=now, error=None)
-        elif busy and age(c, now) > (limit := timeout_s(s, "compact", c.state)):
+        elif busy and age(c, now) > (limit := limit_s(s, "compact", c.state)):
             ctx.requeue_or_stop(c, now, f"compaction of {c.partition} still running after "
                                         f"{limit:g} s")
     n_running = sum(1 for c in steps if c.state == "running")
@@ -46,7 +46,7 @@ def tick_compact(ctx: Context, now: float) -> bool:
 
 def _issue_compact(ctx: Context, c: Step, now: float) -> None:
     try:
-        ctx.ds.compact(c.partition)
+        ctx.ds.compact(c.need("partition"))
     except DriverError as err:
         ctx.requeue_or_stop(c, now, f"compaction of {c.partition} failed: {err}", err.retryable)
         return
@@ -58,7 +58,7 @@ def tick_drain(ctx: Context, now: float) -> bool:
 
 
 def _tick_drain(ctx: Context, step: Step, now: float) -> None:
-    s, obs, node = ctx.settings, ctx.obs, step.node
+    s, obs, node = ctx.settings, ctx.obs, step.need("node")
     server = obs.servers.get(node)
     if server is None or server.state == "stopped":
         ctx.set_step(step, now, state="done", finished_at=now, sub_state=None, error=None,
@@ -102,7 +102,7 @@ def _tick_drain(ctx: Context, step: Step, now: float) -> None:
                 ctx.retry_or_stop(step, now, f"decommission of {node} failed: {err}", err.retryable)
                 return
             ctx.set_step(step, now, called=1, since=now, event=f"decommission of {node} requested")
-        elif age(step, now) > (limit := timeout_s(s, "drain", "decommission")):
+        elif age(step, now) > (limit := limit_s(s, "drain", "decommission")):
             ctx.retry_or_stop(step, now, f"{node} still up {limit:g} s after decommission")
 
 
@@ -113,12 +113,12 @@ def tick_terminate(ctx: Context, now: float) -> bool:
             continue
         if protection.skip_protected(ctx, step, now):
             continue
-        node = obs.nodes.get(step.instance_id)
+        node = obs.nodes.get(step.instance_id) if step.instance_id is not None else None
         if node is None or node.state in ("terminated", "stopping"):
             ctx.set_step(step, now, state="done", finished_at=now, error=None,
                       event=f"{step.node} (instance {step.instance_id}) terminated")
             continue
-        serving = obs.on(step.node)
+        serving = obs.on(step.need("node"))
         if serving:
             raise StopPlan(f"refusing to terminate {step.node}: it still serves {len(serving)} partitions")
         if step.state == "pending" or not step.called:
@@ -128,14 +128,14 @@ def tick_terminate(ctx: Context, now: float) -> bool:
                 ctx.set_step(step, now, state="running", attempts=step.attempts + 1, called=0, since=now,
                           started_at=now)
             try:
-                ctx.infra.terminate(step.instance_id)
+                ctx.infra.terminate(step.need("instance_id"))
             except NotOwnedError:
                 raise
             except DriverError as err:
                 ctx.retry_or_stop(step, now, f"terminate {step.instance_id} failed: {err}", err.retryable)
                 continue
             ctx.set_step(step, now, called=1, since=now, event=f"terminate {step.instance_id} requested")
-        elif age(step, now) > (limit := timeout_s(s, "terminate", step.state)):
+        elif age(step, now) > (limit := limit_s(s, "terminate", step.state)):
             ctx.retry_or_stop(step, now, f"{step.instance_id} not gone {limit:g} s "
                                            "after terminate")
     return all(st.finished for st in ctx.of("terminate"))

@@ -26,7 +26,7 @@ def tick(ctx: Context, now: float) -> None:
         if server is not None and server in landing:
             continue  # a move toward it is still in flight: let it land, then move it back
         serving = obs.on(server) if server else []
-        if serving:
+        if server is not None and serving:
             back = [c for c in ctx.children(step) if c.cause == "rollback"]
             covered = {c.partition for c in back if not c.finished}
             idx, new = ctx.next_idx(), []

@@ -10,7 +10,7 @@ from collections import Counter
 from actuator.drivers import DriverError
 from actuator.executor import ready
 from actuator.executor.context import Context, age
-from actuator.executor.states import timeout_s
+from actuator.executor.states import limit_s
 from actuator.executor.step import Step
 
 
@@ -27,12 +27,12 @@ def tick(ctx: Context, now: float) -> bool:
         if sp.partition not in parts:
             if per_table[sp.source or ""] > before:
                 ctx.set_step(sp, now, state="done", finished_at=now, error=None)
-            elif age(sp, now) > (limit := timeout_s(ctx.settings, "split", sp.state)):
+            elif age(sp, now) > (limit := limit_s(ctx.settings, "split", sp.state)):
                 ctx.requeue_or_stop(sp, now, f"{sp.partition} gone but its daughters not listed "
                                              f"after {limit:g} s")
         elif not sp.called:
             _issue(ctx, sp, now)
-        elif age(sp, now) > (limit := timeout_s(ctx.settings, "split", sp.state)):
+        elif age(sp, now) > (limit := limit_s(ctx.settings, "split", sp.state)):
             ctx.requeue_or_stop(sp, now, f"{sp.partition} still not split after {limit:g} s")
     busy = {sp.node for sp in steps if sp.state == "running"}
     for sp in steps:
@@ -42,7 +42,7 @@ def tick(ctx: Context, now: float) -> bool:
             continue
         if not ready.ready(ctx, sp):
             continue
-        loc = parts.get(sp.partition)
+        loc = parts.get(sp.need("partition"))
         if loc is None:
             ctx.set_step(sp, now, state="skipped", finished_at=now,
                          note="partition no longer listed (split or gone already)")
@@ -58,7 +58,7 @@ def tick(ctx: Context, now: float) -> bool:
 
 def _issue(ctx: Context, sp: Step, now: float) -> None:
     try:
-        ctx.ds.split_partition(sp.partition)
+        ctx.ds.split_partition(sp.need("partition"))
     except DriverError as err:
         if not err.retryable:
             # A split is an optimisation: a region the store will not split stays whole and

@@ -13,6 +13,7 @@ drift (tests/actuator/test_executor_states.py).
 """
 from __future__ import annotations
 
+import math
 from enum import Enum
 from typing import Any, Mapping
 
@@ -142,8 +143,10 @@ class IllegalTransition(RuntimeError):
 def set_state(kind: str, old: str | None, new: str) -> None:
     """Refuse a move the transition table of `kind` (plan | phase | step) does not allow.
     Staying in the same state is not a move."""
-    enum, table = {"plan": (PlanState, PLAN_TRANSITIONS), "phase": (Phase, PHASE_TRANSITIONS),
-                   "step": (StepState, STEP_TRANSITIONS)}[kind]
+    tables: dict[str, tuple[type[Enum], Mapping[Any, frozenset[Any]]]] = {
+        "plan": (PlanState, PLAN_TRANSITIONS), "phase": (Phase, PHASE_TRANSITIONS),
+        "step": (StepState, STEP_TRANSITIONS)}
+    enum, table = tables[kind]
     try:
         target = enum(new)
     except ValueError:
@@ -158,6 +161,12 @@ def timeout_s(settings: Any, op: str, state: str | None) -> float | None:
     """The limit on (op, state) from the timeout table, or None when that state has none."""
     field = TIMEOUTS.get((op, state or ""))
     return float(getattr(settings, field)) if field else None
+
+
+def limit_s(settings: Any, op: str, state: str | None) -> float:
+    """timeout_s, infinite where the table has none: how long a step may stay there."""
+    limit = timeout_s(settings, op, state)
+    return math.inf if limit is None else limit
 
 
 def states_comment(enum: type[Enum]) -> str:

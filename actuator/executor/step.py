@@ -3,7 +3,7 @@ the ONE list the journal's step columns come from (`STEP_COLUMNS`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Literal
 
 from actuator.executor.states import FINISHED_STEP_STATES
 
@@ -35,6 +35,15 @@ class Step:
     finished_at: float | None = None
     error: str | None = None
     note: str | None = None
+
+    def need(self, column: Literal["node", "partition", "target", "instance_id", "token"]) -> str:
+        """A column this step's op always has by the time it is read (from its action, or set
+        by the phase before): a journal edited by hand without it stops the step with this
+        error, rather than a None sent to a driver."""
+        value = getattr(self, column)
+        if value is None:
+            raise ValueError(f"step {self.idx} ({self.op}) has no {column} in the journal")
+        return str(value)
 
     @property
     def finished(self) -> bool:

@@ -7,7 +7,7 @@ import pytest
 from actuator.executor import STEP_COLUMNS, IllegalTransition, Step
 from actuator.executor.states import (
     PHASE_TRANSITIONS, PLAN_TRANSITIONS, STEP_TRANSITIONS, TIMEOUTS, Phase, PlanState, StepState,
-    render_doc, set_state, states_comment, timeout_s,
+    limit_s, render_doc, set_state, states_comment, timeout_s,
 )
 from actuator.journal import _SCHEMA
 from actuator.settings import ExecutorSettings
@@ -62,6 +62,16 @@ def test_every_timeout_is_an_executor_setting_and_follows_it():
     assert timeout_s(s, "move", "running") == 7
     assert timeout_s(s, "drain", "decommission") == 9
     assert timeout_s(s, "move", "pending") is None
+    # where the table has none, a step may stay as long as it takes
+    assert limit_s(s, "move", "running") == 7 and limit_s(s, "move", "pending") == float("inf")
+
+
+def test_a_step_the_journal_lost_a_needed_column_of_says_which():
+    """A journal edited by hand: the phase stops the step naming what is missing, rather than
+    sending None to a driver."""
+    assert Step(idx=3, op="drain", node="rs1").need("node") == "rs1"
+    with pytest.raises(ValueError, match=r"step 3 \(drain\) has no node in the journal"):
+        Step(idx=3, op="drain").need("node")
 
 
 def test_step_fields_are_the_journal_columns():
