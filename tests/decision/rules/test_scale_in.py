@@ -58,6 +58,18 @@ def test_headroom_off_scales_in_by_mets_rule_only():
     assert pinned.sizing.delta == -1 and "> max_nodes 4" in pinned.reason
 
 
+def test_alone_with_headroom_off_it_removes_a_node_only_by_mets_rule_and_says_so():
+    one = even([0.3, 0.3, 0.3, 0.3, 0.05])  # one underloaded node of five
+    on = alone(ScaleIn(), one, G)
+    assert isinstance(on, Plan) and on.sizing.delta == -1
+    assert alone(ScaleIn(), one, OFF) == Carry(note="no scale-in")  # a later hold says it
+    three = alone(ScaleIn(), even([0.3, 0.3, 0.05, 0.05, 0.05]), OFF)
+    assert isinstance(three, Plan) and three.sizing.delta == -1
+    assert three.reason.startswith("scale in on headroom: MET's rule: 0 of 5 active nodes "
+                                   "overloaded, 3 underloaded")
+    assert alone(ScaleIn(), even([0.9, 0.05]), OFF) is None  # overloaded: never, on or off
+
+
 def test_scale_in_spreads_the_removed_nodes_idle_partitions_by_count():
     """Idle partitions weigh nothing by load: placed by load alone they all landed on one
     node, which then took all of their load when they woke (a daily peak's tables)."""

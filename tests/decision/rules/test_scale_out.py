@@ -69,6 +69,17 @@ def test_double_ceiling_meets_the_estimate_in_one_decision_at_most_doubling():
     assert decide(sat, G, DONE).sizing.target == 7
 
 
+def test_alone_with_proportional_sizing_off_it_adds_mets_step_and_reads_no_demand():
+    off = G.model_copy(update={"proportional_sizing": False})
+    barely = even([0.61] * 4)  # the demand asks for 6 nodes, MET's step is 4
+    memory = DecisionMemory(step=4, first_decision_done=True)
+    on, steps = alone(ScaleOut(), barely, G, memory), alone(ScaleOut(), barely, off, memory)
+    assert isinstance(on, Plan) and on.sizing.delta == 2 and "demand 4.07 node-loads" in on.reason
+    assert isinstance(steps, Plan) and steps.sizing.delta == 4
+    assert steps.reason == "scale out: 4 node(s) overloaded: add 4 (MET's step)"
+    assert alone(ScaleOut(), even([0.5] * 4), off, memory) is None  # nothing short, on or off
+
+
 def test_a_single_overloaded_node_is_rebalanced_without_new_nodes():
     ids = ["rs1", "rs2", "rs3", "rs4"]
     parts = [partition(f"h{k}", "rs1", reads=100) for k in range(8)] + \
