@@ -2,8 +2,9 @@
 driver (EC2, OpenStack, local processes), the data-store driver (HBase through its py4j gateway,
 Cassandra through CQL and NodeTool), their metric sources, the journal on disk and real time.
 
-- hbase: Ganglia + RegionServer /jmx + the HBase driver's server list as sources; HBase's
-  balancer is off from `open_live_backend` until `close()` (restored if metctl found it on).
+- hbase: Ganglia + RegionServer /jmx + the HBase driver's server list as sources; under a
+  policy that places regions itself HBase's balancer is off from `open_live_backend` until
+  `close()` (restored if metctl found it on); under the others it is left as it is.
 - cassandra: Ganglia + each node's system_views (CQL) + gossip's server list as sources.
 
 A cluster that cannot be reached is BadInput naming the setting (exit 2), never the Java or
@@ -27,6 +28,7 @@ from common.errors import BadInput
 from common.redact import redact
 from controller.clock import RealClock
 from controller.config import MetctlConfig
+from decision.policies import policy_of
 from monitor.live import cassandra_sources, live_sources
 from monitor.source import MetricsSource
 
@@ -109,8 +111,9 @@ def open_cassandra(config: MetctlConfig, path: str, state_dir: Path) -> Cassandr
 
 def _open_hbase(config: MetctlConfig, path: str, infra: InfrastructureDriver,
                 journal_path: Path) -> HBaseDriver:
-    """The HBase driver (py4j gateway) with its restarter; the balancer is off from here until
-    the driver is closed (restored if metctl found it on)."""
+    """The HBase driver (py4j gateway) with its restarter; under a policy that places regions
+    itself the balancer is off from here until the driver is closed (restored if metctl found
+    it on)."""
     hb = config.datastore.hbase
     restarter: Restarter | None = (
         CommandRestarter(list(hb.restart_command), timeout_s=config.executor.restart_timeout_s)
@@ -125,10 +128,15 @@ def _open_hbase(config: MetctlConfig, path: str, infra: InfrastructureDriver,
                                    log_file=str(journal_path.with_name("hbase-gateway.log")))
     except Exception as err:  # noqa: BLE001 — Java exception text is not for the operator
         raise _unreachable(path, hb.zookeeper_quorum, err) from None
-    # metctl places regions itself: HBase's balancer would undo its moves (restored on
-    # exit). The first call that reaches the cluster: the gateway connects lazily.
+    # A policy that places regions itself (met, met-paper: decision/policies.py) runs with
+    # HBase's balancer off, which would undo its moves (restored on exit); the others leave it
+    # as it is, to give new RegionServers regions (tiramola, target-tracking; static is plain
+    # HBase). The first call that reaches the cluster: the gateway connects lazily.
     try:
-        driver.set_balancer(False)
+        if policy_of(config.policy).places_partitions:
+            driver.set_balancer(False)
+        else:
+            driver.servers()
     except Exception as err:  # noqa: BLE001
         driver.close()
         raise _unreachable(path, hb.zookeeper_quorum, err) from None

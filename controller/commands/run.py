@@ -9,8 +9,8 @@ With a live config (infrastructure ec2 | openstack | local, datastore hbase | ca
 the daemon on the real cluster, with the configured infrastructure driver, the journaled
 executor and real time:
 - hbase: Ganglia + RegionServer /jmx + the HBase driver's server list as sources, the HBase
-  driver (py4j gateway) with its restart command; HBase's balancer is off while metctl runs and
-  restored (if it was on) when it stops;
+  driver (py4j gateway) with its restart command; under met and met-paper HBase's balancer is
+  off while metctl runs and restored (if it was on) when it stops (the other policies leave it);
 - cassandra: Ganglia + each node's system_views (CQL) + gossip's server list as sources, the
   Cassandra driver (CQL + NodeTool through datastore.cassandra's commands; docs/cassandra.md).
 Each decision and hold is printed as one line.

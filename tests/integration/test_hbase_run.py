@@ -3,8 +3,11 @@ the HBase driver's server list, local infrastructure, py4j gateway, journaled ex
 time) completes one decision round and exits 0, leaving HBase's balancer as it found it."""
 from __future__ import annotations
 
+import json
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 import yaml
@@ -12,13 +15,13 @@ import yaml
 pytestmark = pytest.mark.integration
 
 
-def live_config(tmp_path, cluster, local_hbase_module) -> dict:
+def live_config(tmp_path, cluster, local_hbase_module, preset: str = "static") -> dict:
     urls = [p.info_url for p in cluster.region_servers() if cluster.running(p.name)]
     return {
         "cluster": "it-run",
         "state_dir": str(tmp_path),  # journal, memory, controls, token, local-nodes/
         # static never acts: one round must not reshape the cluster the other tests share
-        "policy": {"preset": "static"},
+        "policy": {"preset": preset},
         "monitor": {"hbase_jmx_urls": urls, "http": {"read_timeout_s": 5}},
         "loop": {"sample_interval_s": 1, "decision_interval_samples": 2, "executor_tick_s": 1},
         "infrastructure": {"driver": "local"},
@@ -28,6 +31,22 @@ def live_config(tmp_path, cluster, local_hbase_module) -> dict:
             "host_format": "{host}:{port}", "rpc_timeout_s": 30}},
         "telemetry": {"prometheus_enabled": False},
     }
+
+
+def paused(state_dir) -> None:
+    """An operator's pause in the run's control state: it decides and shows each decision
+    held `paused`, never acts (a policy that acts must not reshape the shared cluster)."""
+    (state_dir / "control.json").write_text(json.dumps({"version": 1, "pause": {
+        "reason": "test: decide, never act", "by": "test", "at_unix_s": time.time()}}))
+
+
+def first_round(cfg, log):
+    """A live `metctl run` started on `cfg`, once its first round is printed, and that line."""
+    with open(log, "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "controller.cli", "run", "--config",
+                                 str(cfg), "--api", "off"], stdout=subprocess.PIPE,
+                                stderr=err, text=True)
+    return proc, proc.stdout.readline()
 
 
 def metctl(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
@@ -97,22 +116,19 @@ def test_sighup_stops_a_live_run_cleanly_and_restores_the_balancer(tmp_path, hba
                                                                    hbase_gateway):
     """Issue 24 item 19: SIGHUP ended the daemon at once with no log line and no clean-up, so
     on live HBase the balancer metctl had switched off stayed off."""
-    import signal
-
     admin = hbase_gateway.admin
     was_on = bool(admin.isBalancerEnabled())
     admin.balancerSwitch(True, True)
     try:
         cfg = tmp_path / "live.yaml"
-        cfg.write_text(yaml.safe_dump(live_config(tmp_path, hbase_cluster, local_hbase_module)))
+        # met places regions itself: HBase's balancer is off while it runs
+        cfg.write_text(yaml.safe_dump(live_config(tmp_path, hbase_cluster, local_hbase_module,
+                                                  "met")))
+        paused(tmp_path)
         log = tmp_path / "run.log"
-        with open(log, "wb") as err:
-            proc = subprocess.Popen([sys.executable, "-m", "controller.cli", "run", "--config",
-                                     str(cfg), "--api", "off"], stdout=subprocess.PIPE,
-                                    stderr=err, text=True)
+        proc, first = first_round(cfg, log)
         try:
             # running: its first round printed, HBase's balancer off while metctl places regions
-            first = proc.stdout.readline()
             assert first.startswith(("decision:", "hold:")), first + log.read_text()[-2000:]
             assert not admin.isBalancerEnabled()
             proc.send_signal(signal.SIGHUP)
@@ -124,5 +140,33 @@ def test_sighup_stops_a_live_run_cleanly_and_restores_the_balancer(tmp_path, hba
         assert any('"event": "run.sighup"' in ln for ln in lines)
         assert "Traceback" not in log.read_text()
         assert admin.isBalancerEnabled()  # restored before exit: metctl found it on
+    finally:
+        admin.balancerSwitch(was_on, True)
+
+
+def test_under_a_policy_that_lets_hbase_place_regions_the_balancer_stays_on(
+        tmp_path, hbase_cluster, local_hbase_module, hbase_gateway):
+    """tiramola, target-tracking and static launch RegionServers and let HBase's balancer give
+    them regions (decision/policies.py): switched off for the whole run, as it was for every
+    policy, a new RegionServer got none."""
+    admin = hbase_gateway.admin
+    was_on = bool(admin.isBalancerEnabled())
+    admin.balancerSwitch(True, True)
+    try:
+        cfg = tmp_path / "live.yaml"
+        cfg.write_text(yaml.safe_dump(live_config(tmp_path, hbase_cluster, local_hbase_module,
+                                                  "target-tracking")))
+        paused(tmp_path)
+        log = tmp_path / "run.log"
+        proc, first = first_round(cfg, log)
+        try:
+            assert first.startswith(("decision:", "hold:")), first + log.read_text()[-2000:]
+            assert admin.isBalancerEnabled()
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=120)
+            assert "Traceback" not in log.read_text(), log.read_text()[-2000:]
+        finally:
+            proc.kill()
+        assert admin.isBalancerEnabled()
     finally:
         admin.balancerSwitch(was_on, True)
