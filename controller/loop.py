@@ -16,14 +16,14 @@ Observers (the live view, the report, Prometheus telemetry) get `on_sample`, `on
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Callable, Protocol, Sequence
 
 from controller.clock import Clock
 from controller.loop_settings import LoopSettings
 from decision import decide
-from decision.model import ClusterSnapshot, DecisionMemory, Plan
+from decision.model import PLAN_IN_FLIGHT, ClusterSnapshot, DecisionMemory, Plan
 from decision.policy import PolicyConfig
 from controller.logs import log_decision
 from controller.logs import log_hold
@@ -130,6 +130,7 @@ class ControlLoop:
         self.scale_in_wanted_since: float | None = None
         self.last_scale_out_done_at: float | None = None
         self._plan_in_flight: Plan | None = None
+        self._in_flight_target = 0  # the size the plan in flight leads to, extensions included
         self._plan_id: str | None = None
         self._failures = 0
         self.last_hold: tuple[HoldCause, str] | None = None
@@ -197,6 +198,7 @@ class ControlLoop:
                         log.info("plan in flight suspended: %s", words)
                 if words:
                     return s.executor_tick_s
+            self._observe_during_plan(now)
             return self._tick_executor(now)
         if self.next_sample_at is None or now >= self.next_sample_at - 1e-9:
             self.collector.poll(now)
@@ -206,7 +208,8 @@ class ControlLoop:
                 self.next_sample_at = now + s.sample_interval_s
             for o in self.observers:
                 _safe(o.on_sample, now, self.collector.samples_since_clear)
-            if self.collector.samples_since_clear - self.samples_at_last_round >= s.decision_interval_samples:
+            every = s.samples_per_decision(self.policy)
+            if self.collector.samples_since_clear - self.samples_at_last_round >= every:
                 self._decision_round(now)
                 if self.executor.busy:
                     return self._tick_executor(self.clock.now())
@@ -251,9 +254,55 @@ class ControlLoop:
         self.executor.submit(plan, plan_id)
         self.counters.plans += 1
         self._plan_in_flight, self._plan_id = plan, plan_id
+        self._in_flight_target = plan.sizing.target
         self._commit_memory(plan.memory)
         for o in self.observers:
             _safe(o.on_action, now, "submitted", plan_id, None)
+
+    def _asks_during_plans(self) -> bool:
+        """The default met sized from demand is asked at every sample while a plan runs (it
+        may extend a scale-out whose demand grew); the other policies wait for the plan."""
+        p = self.policy
+        return (p.name == "met" and not p.paper_faithful and p.size_from_demand
+                and callable(getattr(self.executor, "extend", None)))
+
+    def _observe_during_plan(self, now: float) -> None:
+        """At each sample while a plan runs: ask the policy (told the size the plan leads to);
+        a launch-only answer extends the plan in flight (the executor adds the launches while
+        the plan still launches), anything else waits for the plan's end. What the policy
+        learned is kept only when it held or its extension was taken."""
+        if not self._asks_during_plans() or self._plan_in_flight is None:
+            return
+        s = self.settings
+        if self.next_sample_at is not None and now < self.next_sample_at - 1e-9:
+            return
+        self.collector.poll(now)
+        self.counters.samples += 1
+        self.next_sample_at = now + s.sample_interval_s
+        snapshot = self.collector.snapshot(now)
+        if not self.collector.complete_enough(snapshot)[0]:
+            return
+        policy = self.control.policy(self.policy) if self.control is not None else self.policy
+        target = self._in_flight_target
+        plan = self.decide_fn(snapshot, policy, self.memory.with_plan_in_flight(target))
+        memory = replace(plan.memory, history=tuple(
+            h for h in plan.memory.history if h[0] != PLAN_IN_FLIGHT))
+        if plan.is_empty:
+            self._commit_memory(memory)
+            return
+        if plan.sizing.target > policy.max_nodes or not self.may_act() or (
+                self.control is not None and self.control.hold(plan) is not None):
+            return
+        added = self.executor.extend(plan)  # type: ignore[attr-defined]
+        if not added:
+            return
+        self._in_flight_target = target + sum(a.op == "launch" for a in plan.actions)
+        self.counters.decisions += 1
+        self.last_plan = plan
+        self._commit_memory(memory)
+        for o in self.observers:
+            _safe(o.on_decision, now, plan, self._plan_id, snapshot)
+        log_decision(log, plan, self._plan_id)
 
     def _veto(self, now: float, plan: Plan) -> tuple[HoldCause, str] | None:
         s, p = self.settings, self.policy

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from decision.policy import PolicyConfig
+
 
 class LoopSettings(BaseModel):
     """The `loop:` section of the config."""
@@ -14,9 +16,13 @@ class LoopSettings(BaseModel):
     sample_interval_s: float = Field(
         30.0, gt=0, description="Seconds between two samples of every metric source (MET §6.1: 30 s, "
         "the period tiramola uses too).")
-    decision_interval_samples: int = Field(
-        6, ge=1, description="Samples gathered (since the last decision or actuation) before a "
-        "decision (MET §6.1: 6, i.e. every 3 minutes, so the exponential smoothing sees enough).")
+    decision_interval_samples: int | None = Field(
+        None, ge=1, description="Samples gathered (since the last decision or actuation) before "
+        "a decision. null: the policy's own pace: every sample for the default met sized from "
+        "demand (policy.advanced.size_from_demand) and target-tracking (they keep their own "
+        "hysteresis: a growing queue is acted on at once), 6 (every 3 minutes, MET §6.1, so "
+        "the exponential smoothing sees enough) for met by MET's marks, met-paper and "
+        "tiramola.")
     executor_tick_s: float = Field(
         5.0, gt=0, description="Seconds between two executor ticks while a plan is carried out "
         "(each tick starts what may start and observes progress; it never blocks).")
@@ -41,6 +47,16 @@ class LoopSettings(BaseModel):
         if any(x < 0 for x in v):
             raise ValueError("back-off delays must be >= 0 seconds")
         return v
+
+    def samples_per_decision(self, policy: PolicyConfig) -> int:
+        """decision_interval_samples, or the policy's own pace when it is null."""
+        if self.decision_interval_samples is not None:
+            return self.decision_interval_samples
+        # the default met sized from demand and target-tracking keep their own hysteresis;
+        # MET (by its marks or as the paper writes it) and tiramola smooth over 6 samples
+        paced = policy.name == "tiramola" or (policy.name == "met" and (
+            policy.paper_faithful or not policy.size_from_demand))
+        return 6 if paced else 1
 
     def backoff(self, failures: int) -> float:
         """Delay after `failures` consecutive failures (1 = the first)."""

@@ -10,9 +10,9 @@ every class to the pooled cost (CPU over all requests) where the data cannot tel
 node is a good sample: it shows the most it serves.
 
 Service time: a node's mean request time (rpc_latency_ms) at utilisation u is read as an
-M/M/1 station's, L = s / (1 - u), so s = L (1 - u); the profile keeps the median over its
-nodes (one slow node, a hot partition or a cold cache, does not make every node slow),
-smoothed over time.
+M/M/1 station's, L = s / (1 - u), so s = L (1 - u); the profile keeps the fastest quarter of
+its nodes (one slow node, a hot partition or a cold cache, does not make every node slow),
+smoothed over time; nothing is learned while caches warm after a plan (the caller's call).
 
 How busy a node may run: the M/M/1 sojourn time is exponential, so its 99th percentile is
 s ln(100) / (1 - u) (Kleinrock, Queueing Systems I, §3.2). The smallest size whose predicted
@@ -101,7 +101,7 @@ def learn(prev: Learned | None, samples: list[Sample], at: float, *, half_life_s
     xx = _sym(prev.xx) * keep
     xy = np.array(prev.xy) * keep
     yy, weight = prev.yy * keep, prev.weight * keep
-    services = []
+    services: list[float] = []
     for s in samples:
         x = np.array([s.reads, s.writes, s.scans]) / SCALE
         if not (np.all(np.isfinite(x)) and math.isfinite(s.cpu)) or x.sum() <= 0:
@@ -115,9 +115,10 @@ def learn(prev: Learned | None, samples: list[Sample], at: float, *, half_life_s
             services.append(s.latency_ms * (1.0 - s.cpu))
     service = prev.service_ms
     if services:
-        now = float(np.median(services))
-        # the latency moves faster than costs: the median of this snapshot weighs a quarter
-        service = now if service is None else service + 0.25 * (now - service)
+        # the fastest quarter of the nodes: a slow node is a hot partition or a cold cache,
+        # which placement fixes, not what a request costs the profile
+        now = float(np.percentile(services, 25))
+        service = now if service is None else service + 0.1 * (now - service)
     return Learned(xx=(xx[0, 0], xx[0, 1], xx[0, 2], xx[1, 1], xx[1, 2], xx[2, 2]),
                    xy=(float(xy[0]), float(xy[1]), float(xy[2])), yy=yy, weight=weight,
                    service_ms=service, at=at)

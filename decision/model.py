@@ -133,12 +133,27 @@ class DecisionMemory:
     def with_plan_ended(self, at: float) -> DecisionMemory:
         """This memory, told that a plan ended at `at`: a plan can run for many decision
         windows (a scale-out waits for boots and data), and its effects start only then."""
-        kept = tuple(h for h in self.history if h[0] != PLAN_ENDED_AT)
+        kept = tuple(h for h in self.history if h[0] not in (PLAN_ENDED_AT, PLAN_IN_FLIGHT))
         return replace(self, history=kept + ((PLAN_ENDED_AT, at),))
 
+    def plan_in_flight(self) -> int | None:
+        """The size (nodes) the plan the control loop is carrying out leads to, while one is
+        in flight and the loop asks the policy meanwhile; None otherwise."""
+        for key, value in self.history:
+            if key == PLAN_IN_FLIGHT:
+                return int(value)
+        return None
 
-# The DecisionMemory.history key the control loop owns: epoch seconds the last plan ended.
+    def with_plan_in_flight(self, target: int) -> DecisionMemory:
+        """This memory, told that a plan leading to `target` nodes is being carried out."""
+        kept = tuple(h for h in self.history if h[0] != PLAN_IN_FLIGHT)
+        return replace(self, history=kept + ((PLAN_IN_FLIGHT, float(target)),))
+
+
+# The DecisionMemory.history keys the control loop owns: epoch seconds the last plan ended;
+# the size the plan in flight leads to (while the loop asks the policy during a plan).
 PLAN_ENDED_AT = "loop.plan_ended_at"
+PLAN_IN_FLIGHT = "loop.plan_in_flight"
 
 
 @dataclass(frozen=True)

@@ -258,6 +258,94 @@ class PolicyConfig(BaseModel):
         "cycle is remembered in predict_cycle_s / predict_bucket_s slots, at most 4,096 (a week of "
         "5-minute slots is 2,016).")
 
+    # --- the default met: sizing from demand (issue 27; docs/policy.md) ------------------
+    size_from_demand: bool = Field(
+        False, description="Size the cluster from demand and measured capacity: each node's "
+        "demand is its CPU, scaled by what it was asked over what it served when requests "
+        "queue or are dropped (rpc_queue_length, rpc_dropped_per_s); a node may run at the "
+        "utilisation whose predicted p99 stays within the SLO less slo_headroom (capacity "
+        "learned per profile); scale out to the smallest size that holds the demand forecast "
+        "over the scale-out lead time, new nodes taking busy partitions off the hottest nodes; "
+        "decisions at every sample, a scale-out in flight extended (docs/policy.md). Off by "
+        "default until it meets the SLO on the open-loop scenarios at less cost than MET's "
+        "marks (docs/evaluation.md). false: MET's marks (cpu_high, proportional_sizing).")
+    slo_headroom: float = Field(
+        0.2, ge=0, lt=1, description="The margin kept under the latency objective: a node runs "
+        "at most at the utilisation whose predicted p99 is latency_slo_ms x (1 - this).")
+    max_utilisation: float = Field(
+        0.9, gt=0, le=1, description="The most CPU (fraction) a node is planned to run at, "
+        "whatever the SLO allows: the monitor's smoothing lags a rising load, and a node at "
+        "1.0 has no room for a burst (assumption).")
+    min_utilisation: float = Field(
+        0.3, gt=0, le=1, description="The least CPU a node is planned to run at when the SLO "
+        "leaves less (a slow node still counts for something; assumption).")
+    scale_out_lead_s: float = Field(
+        420.0, gt=0, allow_inf_nan=False, description="Seconds a new node takes from the "
+        "decision to serving, until the cluster's own scale-outs have measured it: a cloud "
+        "VM's boot (~300 s) and the RegionServer's join, plus the moves onto it "
+        "(assumption). The demand is forecast this far ahead.")
+    trend_window_s: float = Field(
+        150.0, gt=0, allow_inf_nan=False, description="The demand's slope is the least-squares "
+        "line through the demand of this many seconds of decisions (a ramp shows within a few "
+        "decisions; the monitor already smooths each metric).")
+    trend_persistence_s: float = Field(
+        1800.0, gt=0, allow_inf_nan=False, description="How long a demand trend is assumed "
+        "to last on average: the forecast follows the slope damped by it (a damped trend, "
+        "Gardner & McKenzie 1985). Assumption: half an hour, so over a lead time of minutes a "
+        "rise is followed nearly in full (a node too few costs the SLO; one too many costs a "
+        "node until the next scale-in).")
+    forecast_max_growth: float = Field(
+        1.0, ge=0, allow_inf_nan=False, description="The forecast over the lead time is at "
+        "most this fraction above today's demand (a slope is not followed to infinity).")
+    capacity_half_life_s: float = Field(
+        3600.0, gt=0, allow_inf_nan=False, description="Half-life of what the nodes taught "
+        "about their capacity (cost per request class): the mix and the software change "
+        "slowly.")
+    scale_in_on_forecast: bool = Field(
+        True, description="With size_from_demand: scale in when the most of the demand now, "
+        "its forecast over the lead time and its peak over scale_in_window_s fits in fewer "
+        "nodes with scale_in_band to spare; never while a node is short (requests queue or "
+        "are dropped) or answers slower than latency_slo_ms x scale_in_latency_fraction.")
+    scale_in_window_s: float = Field(
+        300.0, ge=0, allow_inf_nan=False, description="Seconds of demand a scale-in must fit "
+        "(the peak of this window; Kubernetes' HPA stabilisation window is 300 s).")
+    scale_in_band: float = Field(
+        0.1, ge=0, lt=1, description="Hysteresis: a scale-in needs the demand to fit fewer "
+        "nodes at (1 - this) of their capacity; more than one node in a decision needs it "
+        "at (1 - 2 x this).")
+    scale_in_growth: float = Field(
+        1.0, ge=0, allow_inf_nan=False, description="A scale-in leaves room for the demand to "
+        "rise by this fraction within one scale-out lead time (the time it takes to get a node "
+        "back), or by the largest rise over a lead time seen in the last "
+        "rise_memory_s, when that is more (assumption until measured: to double, the most one "
+        "scale-out decision adds).")
+    rise_memory_s: float = Field(
+        3600.0, gt=0, allow_inf_nan=False, description="How long the largest rise of the "
+        "demand within one lead time is remembered: it fades by half over this (assumption: "
+        "the last hour's rises say most about the next).")
+    scale_in_min_fraction: float = Field(
+        0.2, ge=0, le=1, allow_inf_nan=False, description="A scale-in that removes fewer than "
+        "this fraction of the nodes waits until the demand has fit for twice "
+        "scale_in_window_s: every scale-in moves busy partitions (cold caches, a moment "
+        "offline), so a falling demand is followed in few larger steps, not one node a "
+        "decision.")
+    scale_in_floor_s: float = Field(
+        3600.0, ge=0, allow_inf_nan=False, description="A scale-in after which a node turned "
+        "short within warmup_s while the demand stayed where it was (the data no longer fit "
+        "the nodes' caches, say) sets a floor: no scale-in below the size before it for this "
+        "many seconds.")
+    scale_in_move_budget_s: float = Field(
+        300.0, ge=0, allow_inf_nan=False, description="More than one node in a scale-in only "
+        "while the busy partitions to move off them stream within this many seconds at "
+        "move_mb_s.")
+    even_out: bool = Field(
+        True, description="With size_from_demand: when one node carries more than "
+        "even_tolerance over the mean and is near its capacity, move busy partitions off the "
+        "hottest nodes to the coolest, each only when it pays (move_gain_vs_cost).")
+    even_tolerance: float = Field(
+        0.15, ge=0, allow_inf_nan=False, description="How far above the mean demand a node "
+        "may carry before partitions move off it (fraction of the mean).")
+
     # --- tiramola ------------------------------------------------------------------------
     tiramola_cpu_high: float = Field(
         0.40, gt=0, le=1, description="tiramola adds one node when any node's running-average "
@@ -293,6 +381,9 @@ class PolicyConfig(BaseModel):
         if not self.tiramola_cpu_low < self.tiramola_cpu_high:
             raise ValueError(f"tiramola_cpu_low ({self.tiramola_cpu_low}) must be below "
                              f"tiramola_cpu_high ({self.tiramola_cpu_high})")
+        if not self.min_utilisation <= self.max_utilisation:
+            raise ValueError(f"min_utilisation ({self.min_utilisation}) must be at most "
+                             f"max_utilisation ({self.max_utilisation})")
         if self.min_nodes > self.max_nodes:
             raise ValueError(f"min_nodes ({self.min_nodes}) must be at most max_nodes "
                              f"({self.max_nodes})")

@@ -121,6 +121,50 @@ class Executor(Context):
         self.load(plan_id)
         self.last_error = None
 
+    def extend(self, plan: Plan) -> int:
+        """Add `plan` (launches, splits, and moves onto the nodes it launches or between
+        existing ones) to the plan in flight while it is still launching: the extension's nodes
+        boot beside the others, its splits and moves run alongside as the plan's own do, and
+        the plan ends once all is done. Its placeholders are renamed after the plan's own
+        ("new-3" …); a move or split of a partition the plan moves or splits (or did) is left
+        out: the policy decided on a snapshot taken while the plan ran, which may not show it
+        yet. Returns how many actions were added: 0 (nothing added) when no plan is in flight,
+        it is past its launch phase or rolling back, or `plan` does anything else."""
+        if not self.running or self.plan_row["phase"] not in (Phase.PREPARE.value,
+                                                             Phase.LAUNCH.value):
+            return 0
+        launches = [a for a in plan.actions if a.op == "launch"]
+        if not plan.actions or any(a.op not in ("launch", "move", "split") for a in plan.actions):
+            return 0
+        taken = {s.node for s in self.launch_steps()}
+        moving = {s.partition for s in self.steps if s.op in ("move", "split")}
+        now, idx, n = self.clock(), self.next_idx(), len(taken)
+        rename: dict[str, str] = {}
+        for a in launches:
+            n += 1
+            while f"new-{n}" in taken:
+                n += 1
+            rename[a.node or ""] = f"new-{n}"
+        new = [Step(idx=idx + j, op="launch", node=rename[a.node or ""], profile=a.profile,
+                    reason=a.reason, cause=a.cause) for j, a in enumerate(launches)]
+        for a in plan.actions:
+            if a.op == "move" and a.partition not in moving:
+                new.append(Step(idx=idx + len(new), op="move", partition=a.partition,
+                                source=a.source, target=rename.get(a.target or "", a.target),
+                                reason=a.reason, cause=a.cause))
+            elif a.op == "split" and a.partition not in moving:
+                new.append(Step(idx=idx + len(new), op="split", node=a.node,
+                                partition=a.partition, reason=a.reason, cause=a.cause))
+        if not new:
+            return 0
+        self.journal.add_steps(self.plan_id, [s.row() for s in new], now,
+                               event=f"plan extended: {len(new)} more action(s) "
+                               f"({len(launches)} launch(es))")
+        self.steps.extend(new)
+        log.info("plan %s extended: %d more action(s), %d launch(es)", self.plan_id, len(new),
+                 len(launches))
+        return len(new)
+
     def resume(self) -> ExecutionStatus:
         """On start-up: pick up a journaled plan in flight and finish it (or roll it back when
         `on_resume` is 'rollback' and its commit point was not reached)."""

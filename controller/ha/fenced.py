@@ -95,6 +95,13 @@ class FencedExecutor:
             self._ensure_synced()
             self.executor.submit(plan, plan_id)
 
+    def extend(self, plan: Any) -> int:
+        if not self.leadership.may_act():
+            return 0
+        with self.leadership.acting():
+            self._ensure_synced()
+            return int(self.executor.extend(plan))
+
     def resume(self) -> Any:
         if not self.leadership.may_act():
             self._synced = False

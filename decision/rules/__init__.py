@@ -13,11 +13,17 @@ from decision.model import ClusterSnapshot, DecisionMemory, Plan
 from decision.policy import PolicyConfig
 from decision.rules.bounds import Bounds
 from decision.rules.engine import run, start
+from decision.rules.even import EvenOut
+from decision.rules.extend import during_plan
 from decision.rules.hold import HoldOverloaded, Settle
+from decision.rules.measure import Measure
 from decision.rules.prediction import PredictedScaleOut
 from decision.rules.rule import Rule
 from decision.rules.scale_in import ScaleIn
 from decision.rules.scale_out import ScaleOut
+from decision.rules.shrink import ShrinkToDemand
+from decision.rules.size import SizeToDemand
+from decision.rules.split_fit import SplitToFit
 from decision.rules.splits import SplitHot
 from decision.rules.verify import Verify
 
@@ -25,9 +31,14 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     # rule                  switch               what it does (what it refuses)
     Bounds(),             # always               (adds at max_nodes, removals while overloaded)
     Verify(),             # verify_after_acting  judges the last scale-out (the next, if no gain)
-    ScaleOut(),           # proportional_sizing  short of CPU/disk: the nodes demand asks for
+    Measure(),            # size_from_demand     demand, capacity, forecast (observes only)
+    ScaleOut(),           # (not size_from_demand) short of CPU/disk by MET's marks: more nodes
     SplitHot(),           # split_hot_partitions one partition overloads a node: split, move rest
+    SplitToFit(),         # split_hot_partitions (size_from_demand) the same, by demand
+    SizeToDemand(),       # size_from_demand     the nodes the demand over the lead time asks for
     PredictedScaleOut(),  # predict_cycle_s      before the last cycle's peak: its nodes (scale-in)
+    ShrinkToDemand(),     # scale_in_on_forecast the demand fits fewer nodes with room: fewer
+    EvenOut(),            # even_out             a node near capacity over the mean: move off it
     HoldOverloaded(),     # always               an overload nothing above helps: hold, say why
     ScaleIn(),            # scale_in_on_headroom nothing overloaded, room on the rest: one less
     Settle(),             # move_only_what_pays  nothing to do: hold (off: MET's re-placement)
@@ -40,7 +51,11 @@ def decide_met(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Decision
     health, held = health_or_hold(snapshot, policy, memory)
     if held is not None:
         return held
-    return run(rules, start(snapshot, policy, memory, health))
+    ctx = start(snapshot, policy, memory, health)
+    in_flight = memory.plan_in_flight()
+    if in_flight is not None:
+        return during_plan(rules, ctx, in_flight)
+    return run(rules, ctx)
 
 
 __all__ = ["DEFAULT_RULES", "decide_met", "Rule"]

@@ -18,9 +18,11 @@ class Bounds(Rule):
         if change.kind == "add" and current >= policy.max_nodes:
             return Veto("bounds", f"{current} active nodes >= max_nodes {policy.max_nodes}",
                         held=f" but {current} active nodes >= max_nodes {policy.max_nodes}")
-        if change.kind == "remove" and ctx.overloaded:
-            return Veto("bounds", f"not scaling in: {len(ctx.overloaded)} node(s) overloaded")
-        if change.kind == "remove" and change.nodes > 1:
+        short = ctx.view.short if ctx.view is not None else \
+            tuple(d.node for d in ctx.overloaded)
+        if change.kind == "remove" and short:
+            return Veto("bounds", f"not scaling in: {len(short)} node(s) overloaded")
+        if change.kind == "remove" and change.nodes > 1 and ctx.view is None:
             return Veto("bounds", f"not scaling in by {change.nodes} nodes: at most one a "
                         "decision")
         return None

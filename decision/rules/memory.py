@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from decision.model import DecisionMemory
+from decision.rules.demand_memory import DemandMemory, demand_pairs, read_demand
 
 PREFIX = "met."  # the part of DecisionMemory.history the default policy owns
 
@@ -85,6 +86,7 @@ class RulesMemory:
     splits: Mapping[str, SplitRecord] = field(default_factory=dict)      # by table
     cycle: Mapping[int, CycleSlot] = field(default_factory=dict)         # by slot
     peaks: Mapping[str, PeakPartition] = field(default_factory=dict)     # by partition id
+    demand: DemandMemory = DemandMemory()     # sizing from demand (rules/demand_memory.py)
     kept: tuple[tuple[str, float], ...] = ()  # met.* keys this version does not read
 
     def acted(self, at: float) -> RulesMemory:
@@ -135,10 +137,12 @@ def read_memory(history: Iterable[tuple[str, float]]) -> RulesMemory:
             peaks[pid] = PeakPartition(costs[pid], ats[pid])
         take(PEAK_COST + pid, PEAK_AT + pid)
     take(LAST_ACTION_AT, NO_GAIN, PREDICT_UNTIL)
+    demand, read = read_demand(mine)
+    take(*read)
     return RulesMemory(
         last_action_at=mine.get(LAST_ACTION_AT), scale_out=scale_out,
         no_gain_requests=mine.get(NO_GAIN), predict_until=mine.get(PREDICT_UNTIL),
-        splits=splits, cycle=cycle, peaks=peaks,
+        splits=splits, cycle=cycle, peaks=peaks, demand=demand,
         kept=tuple(sorted((k, v) for k, v in mine.items() if k not in used)))
 
 
@@ -160,6 +164,7 @@ def memory_pairs(memory: RulesMemory) -> tuple[tuple[str, float], ...]:
         out[CYCLE_NEED + str(slot)], out[CYCLE_AT + str(slot)] = float(c.need), c.at
     for pid, p in memory.peaks.items():
         out[PEAK_COST + pid], out[PEAK_AT + pid] = p.cost, p.at
+    out.update(demand_pairs(memory.demand))
     return tuple(sorted(out.items()))
 
 

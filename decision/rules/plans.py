@@ -54,30 +54,33 @@ def hold(ctx: Context, cause: str, why: str, memory: RulesMemory | None = None,
 
 def build(ctx: Context, sizing: Sizing, memory: DecisionMemory, node_ids: list[str],
           profiles: list[str], moves: list[Move], cause: str, reason_word: str,
-          launches: list[Action], removed: str | None) -> Plan:
+          launches: list[Action], removed: str | tuple[str, ...] | None) -> Plan:
     """The plan that launches `launches`, makes `moves` (capped by max_moves: the last, least
-    valuable, stay) and drains and terminates `removed` (unless it keeps a partition)."""
+    valuable, stay) and drains and terminates `removed` (one node or several; none when a
+    partition would stay on them)."""
     arrays = ctx.arrays
     actions = list(launches)
     limit = ctx.policy.move_limit(len(arrays.ids))
     dropped = 0
+    gone = (removed,) if isinstance(removed, str) else tuple(removed or ())
     if limit is not None and len(moves) > limit:
         dropped = len(moves) - limit  # the least valuable are last: kept where they are
         moves = moves[:limit]
-        removed = None  # a node that keeps partitions is not removed
+        gone = ()  # a node that keeps partitions is not removed
     final = arrays.node_of.copy()
     for p, d, why in moves:
         actions.append(Action(op="move", partition=arrays.ids[p], source=arrays.current[p],
                               target=node_ids[d], cause=cause, reason=reason_word + why))
         final[p] = d
-    if removed is not None:
-        actions.append(Action(op="drain", node=removed, cause="scale_in",
+    for node in gone:
+        actions.append(Action(op="drain", node=node, cause="scale_in",
                               reason="scale in: the least loaded node, its partitions moved off"))
-        actions.append(Action(op="terminate", node=removed, cause="scale_in",
+    for node in gone:
+        actions.append(Action(op="terminate", node=node, cause="scale_in",
                               reason="scale in: drained, all partitions moved off"))
-    assignment, kept_loads = _assignment(ctx, final, node_ids, profiles, removed)
+    assignment, kept_loads = _assignment(ctx, final, node_ids, profiles, gone)
     summary = Summary(moves=len(moves), reconfigurations=0, launches=len(launches),
-                      terminations=int(removed is not None),
+                      terminations=len(gone),
                       max_load_ratio=load_ratio(kept_loads), moves_dropped=dropped)
     return Plan(policy="met", health=ctx.health, sizing=sizing,
                 groups=groups(arrays, ctx.policy, assignment), assignment=assignment,
@@ -85,7 +88,7 @@ def build(ctx: Context, sizing: Sizing, memory: DecisionMemory, node_ids: list[s
 
 
 def _assignment(ctx: Context, final: np.ndarray, node_ids: list[str], profiles: list[str],
-                removed: str | None) -> tuple[tuple[NodeAssignment, ...], np.ndarray]:
+                removed: tuple[str, ...]) -> tuple[tuple[NodeAssignment, ...], np.ndarray]:
     """Each kept node with its partitions and load after the plan, then any inactive node that
     still holds partitions (they stay there: the executor drains those); and the kept nodes'
     loads."""
@@ -101,7 +104,7 @@ def _assignment(ctx: Context, final: np.ndarray, node_ids: list[str], profiles: 
             nid = arrays.current[p]
             members.setdefault(nid, []).append(arrays.ids[p])
             extra_load[nid] = extra_load.get(nid, 0.0) + float(arrays.load[p])
-    keep = [i for i, nid in enumerate(node_ids) if nid != removed]
+    keep = [i for i, nid in enumerate(node_ids) if nid not in removed]
     profile_of = {n.id: n.profile for n in ctx.snapshot.nodes}
     assignment = tuple(NodeAssignment(node_ids[i], profiles[i], tuple(members[node_ids[i]]),
                                       float(loads[i])) for i in keep) + tuple(

@@ -27,6 +27,7 @@ from decision.model import ClusterSnapshot, DecisionMemory, Health, Plan
 from decision.policy import PolicyConfig
 from decision.rules.cycle import Prediction
 from decision.rules.diagnose import CAPACITY, Diagnosis
+from decision.rules.view import DemandView
 from decision.rules.memory import RulesMemory, with_rules_memory
 
 
@@ -74,6 +75,7 @@ class Context:
     carried: bool = False           # inside a peak a predicted scale-out prepared for
     notes: tuple[str, ...] = ()     # what earlier rules found without acting
     judges: tuple[Rule, ...] = ()   # the rules before this one, asked before it acts
+    view: DemandView | None = None  # demand, capacity and forecast (size_from_demand)
 
     @property
     def now(self) -> float:

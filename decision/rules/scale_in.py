@@ -62,8 +62,8 @@ class ScaleIn(Rule):
     name = "scale_in"
 
     def propose(self, ctx: Context) -> Plan | Carry | None:
-        if ctx.overloaded:
-            return None  # never while a node is overloaded
+        if ctx.overloaded or (ctx.view is not None and ctx.policy.scale_in_on_forecast):
+            return None  # never while a node is overloaded; sized from demand: rules/shrink.py
         policy, current = ctx.policy, ctx.current
         may, rule = may_remove(ctx)
         if may:

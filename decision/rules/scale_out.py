@@ -60,7 +60,7 @@ class ScaleOut(Rule):
 
     def propose(self, ctx: Context) -> Plan | None:
         needs, current, policy = ctx.needs, ctx.current, ctx.policy
-        if not needs:
+        if not needs or ctx.view is not None:  # sized from demand: rules/size.py decides
             return None
         refused = ctx.veto(Change("add"))
         if refused is not None:

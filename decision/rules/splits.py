@@ -77,8 +77,10 @@ class SplitHot(Rule):
     switch = "split_hot_partitions"
 
     def enabled(self, policy: PolicyConfig) -> bool:
-        # the split itself, or (split_hot_partitions off) the moves off the hot node alone
-        return policy.split_hot_partitions or policy.move_only_what_pays
+        # the split itself, or (split_hot_partitions off) the moves off the hot node alone;
+        # sized from demand, rules/split_fit.py judges hot partitions by their demand instead
+        return (policy.split_hot_partitions or policy.move_only_what_pays) \
+            and not policy.size_from_demand
 
     def propose(self, ctx: Context) -> Plan | Carry | None:
         hot, policy = ctx.hot, ctx.policy

@@ -10,8 +10,10 @@ from actuator.executor import ExecutorBusy, Executor
 from tests.fakes.cluster import FakeCluster, FakeDelays
 from actuator.journal import Journal
 from actuator.settings import AdoptEntry, ExecutorSettings
+from decision.model import Action, Plan
 from tests.actuator.plans import (
-    RS1, RS2, RS3, actual_layout, fill_new_node, random_case, resolved_layout, run_to_end, scenario,
+    RS1, RS2, RS3, SLOW_BOOT, actual_layout, fill_new_node, make_plan, random_case, resolved_layout,
+    run_to_end, scenario,
 )
 
 
@@ -513,3 +515,47 @@ def test_a_balancer_that_will_not_switch_back_on_is_reported_and_the_plan_still_
     assert run_to_end(ex, world).state == "done"
     assert any("could not switch the balancer back on: master unreachable" in e["message"]
                for e in ex.journal.events("p1", level="error"))
+
+
+def _extension(source: str, partition: str, node: str = "new-1") -> Plan:
+    """What the policy asks while a scale-out runs: one more node, one busy partition onto it
+    (the policy numbers its own placeholders from new-1: the executor renames them)."""
+    A = Action
+    return make_plan([A("launch", "scale out (extending)", node=node, profile="read"),
+                      A("move", "onto the extension", partition=partition, source=source,
+                        target=node)],
+                     {source: ("default", []), node: ("read", [partition])})
+
+
+def test_a_plan_in_flight_is_extended_with_more_launches_while_it_launches():
+    world = FakeCluster(delays=SLOW_BOOT)
+    plan = fill_new_node(world)
+    ex = executor(world)
+    assert ex.extend(_extension(RS1, "p2")) == 0  # no plan in flight: nothing to extend
+    ex.submit(plan, "p1")
+    ex.tick()
+    world.advance(10.0)
+    ex.tick()  # the first node is booting
+    # a move of a partition the plan already moves is left out; the launch and p2's move stay
+    assert ex.extend(_extension(RS1, "p0")) == 1
+    assert ex.extend(_extension(RS1, "p2")) == 2
+    status = run_to_end(ex, world)
+    assert status.state == "done" and len(ops(world, "launch")) == 3
+    layout = actual_layout(world)
+    new_servers = {ex.resolve(f"new-{k}") for k in (1, 2, 3)}
+    assert None not in new_servers and len(new_servers) == 3
+    assert layout["p2"] in new_servers and layout["p2"] != ex.resolve("new-1")
+    assert layout["p0"] == layout["p1"] == ex.resolve("new-1")  # the plan's own moves as planned
+
+
+def test_an_extension_that_removes_or_comes_after_the_launches_is_refused():
+    world = FakeCluster(delays=SLOW_BOOT)
+    ex = executor(world)
+    ex.submit(fill_new_node(world), "p1")
+    ex.tick()
+    removal = make_plan([Action("drain", "scale in", node=RS2),
+                         Action("terminate", "scale in", node=RS2)], {RS1: ("default", [])})
+    assert ex.extend(removal) == 0
+    run_to_end(ex, world)
+    assert ex.extend(_extension(RS1, "p2")) == 0  # the plan is over
+    assert len(ops(world, "launch")) == 1

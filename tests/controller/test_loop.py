@@ -109,10 +109,69 @@ def make(decide, *, collector=None, executor=None, settings=None, policy=None, m
     col = collector or FakeCollector()
     ex = executor or FakeExecutor()
     seen = Seen()
-    loop = ControlLoop(col, ex, policy or PolicyConfig(), settings or LoopSettings(memory_path=None),
+    # MET's pace (a decision every 6 samples) unless a test says otherwise: these tests are about
+    # the loop's pacing, which the policy's own pace (every sample for the default) leaves alone
+    loop = ControlLoop(col, ex, policy or PolicyConfig(),
+                       settings or LoopSettings(memory_path=None, decision_interval_samples=6),
                        FakeClock(), observers=[seen], may_act=may_act, memory=memory,
                        decide_fn=lambda snap, pol, mem: decide())
     return loop, col, ex, seen
+
+
+def test_the_policys_own_pace_is_every_sample_sized_from_demand_and_mets_by_its_marks():
+    paced = LoopSettings(memory_path=None)
+    assert paced.decision_interval_samples is None
+    demand = PolicyConfig(size_from_demand=True)
+    assert paced.samples_per_decision(demand) == 1
+    assert paced.samples_per_decision(PolicyConfig(name="target-tracking")) == 1
+    assert paced.samples_per_decision(PolicyConfig(size_from_demand=False)) == 6
+    assert paced.samples_per_decision(PolicyConfig(paper_faithful=True)) == 6
+    assert paced.samples_per_decision(PolicyConfig(name="tiramola")) == 6
+    loop, col, ex, seen = make(empty_plan, settings=paced, policy=demand)
+    loop.run(until=30 * 4)
+    assert [d[0] for d in seen.decisions] == [0.0, 30.0, 60.0, 90.0]
+
+
+class ExtendingExecutor(FakeExecutor):
+    """A FakeExecutor that takes extensions while its plan runs (as the journaled one does
+    during its launch phase)."""
+
+    def __init__(self, ticks_per_plan=3):
+        super().__init__(ticks_per_plan)
+        self.extensions: list[object] = []
+
+    def extend(self, plan):
+        if not self.busy:
+            return 0
+        self.extensions.append(plan)
+        return len(plan.actions)
+
+
+def test_while_a_plan_runs_the_policy_sized_from_demand_is_asked_and_may_extend_it():
+    asked = []
+
+    def decide_fn(snap, pol, mem):
+        asked.append(mem.plan_in_flight())
+        if mem.plan_in_flight() is None:
+            return plan(3, 4)
+        launch = (Action(op="launch", reason="more", node="new-1", profile="default"),)
+        return replace(plan_of({}, {}, 4, 5, launch, reason="extend"), memory=mem)
+
+    ex = ExtendingExecutor(ticks_per_plan=20)  # 100 s: three samples while it runs
+    loop = ControlLoop(FakeCollector(), ex, PolicyConfig(size_from_demand=True),
+                       LoopSettings(memory_path=None), FakeClock(), decide_fn=decide_fn)
+    loop.run(until=61)
+    assert len(ex.submitted) == 1 and asked[0] is None
+    # asked during the plan, told the size it leads to (then the extension's too)
+    assert asked[1:3] == [4.0, 5.0] and len(ex.extensions) == 2
+    assert loop.memory.plan_in_flight() is None  # the loop's word is not kept in its memory
+    # sized by MET's marks the policy is not asked while a plan runs
+    asked.clear()
+    ex = ExtendingExecutor(ticks_per_plan=20)
+    loop = ControlLoop(FakeCollector(), ex, PolicyConfig(size_from_demand=False),
+                       LoopSettings(memory_path=None), FakeClock(), decide_fn=decide_fn)
+    loop.run(until=200)
+    assert ex.extensions == [] and None in asked and 4.0 not in asked
 
 
 def test_samples_every_interval_and_decides_every_n_samples():
@@ -165,7 +224,7 @@ def test_the_policy_is_told_when_its_plan_ended(tmp_path):
 def test_cooldown_after_scale_out_holds_size_changes():
     plans = iter([plan(3, 4), plan(4, 5), plan(4, 5), plan(4, 5)])
     loop, col, ex, seen = make(lambda: next(plans),
-                               settings=LoopSettings(memory_path=None, cooldown_after_scale_out_s=400))
+                               settings=LoopSettings(memory_path=None, decision_interval_samples=6, cooldown_after_scale_out_s=400))
     loop.run(until=150 + 15 + 1)  # first plan done at 165
     assert len(ex.submitted) == 1
     loop.run(until=165 + 150 + 1)  # next decision at 315: within 400 s of 165
@@ -179,14 +238,14 @@ def test_cooldown_after_scale_out_holds_size_changes():
 def test_vetoed_plan_does_not_advance_the_memory():
     plans = iter([plan(3, 4, DecisionMemory(step=2, first_decision_done=True)),
                   plan(4, 5, DecisionMemory(step=4, first_decision_done=True))])
-    loop, *_ = make(lambda: next(plans), settings=LoopSettings(memory_path=None, cooldown_after_scale_out_s=1e9))
+    loop, *_ = make(lambda: next(plans), settings=LoopSettings(memory_path=None, decision_interval_samples=6, cooldown_after_scale_out_s=1e9))
     loop.run(until=150 + 15 + 150 + 1)
     assert loop.memory.step == 2  # the vetoed scale-out by 1 -> step 4 never happened
 
 
 def test_scale_in_needs_the_stabilization_window():
     loop, col, ex, seen = make(lambda: plan(5, 4),
-                               settings=LoopSettings(memory_path=None, scale_in_stabilization_s=300))
+                               settings=LoopSettings(memory_path=None, decision_interval_samples=6, scale_in_stabilization_s=300))
     loop.run(until=150 + 1)
     assert ex.submitted == [] and seen.holds[-1][1] == HoldCause.STABILIZATION
     loop.run(until=330 + 1)  # wanted for 180 s: still held
@@ -198,7 +257,7 @@ def test_scale_in_needs_the_stabilization_window():
 def test_a_break_restarts_the_stabilization_window():
     plans = iter([plan(5, 4), empty_plan(5), plan(5, 4), plan(5, 4), plan(5, 4)])
     loop, col, ex, seen = make(lambda: next(plans),
-                               settings=LoopSettings(memory_path=None, scale_in_stabilization_s=300))
+                               settings=LoopSettings(memory_path=None, decision_interval_samples=6, scale_in_stabilization_s=300))
     loop.run(until=150 + 180 * 3 + 1)  # decisions at 150, 330, 510, 690
     assert ex.submitted == []
     loop.run(until=150 + 180 * 4 + 1)  # 870: wanted since 510 -> 360 s

@@ -1,5 +1,5 @@
-"""The demand forecast: Holt's smoothing on the snapshots' clock, bounded growth, the recent
-peak scale-in sizes for."""
+"""The demand forecast: the least-squares slope of the recent demand, followed damped over the
+horizon, bounded growth; the recent peak scale-in sizes for."""
 from __future__ import annotations
 
 import math
@@ -8,73 +8,77 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from decision.forecast import Recent, Trend, forecast, observe
+from decision.forecast import Recent, forecast
 
-HALF = {"level_half_life_s": 30.0, "slope_half_life_s": 120.0}
+ARGS = {"window_s": 300.0, "max_growth": 1.0, "persistence_s": 1e9}  # undamped unless said
 
 
-def run(series: list[tuple[float, float]]) -> Trend:
-    trend = None
+def recent(series: list[tuple[float, float]], window_s: float = 3600.0) -> Recent:
+    r = Recent()
     for t, d in series:
-        trend = observe(trend, d, t, **HALF)
-    assert trend is not None
-    return trend
+        r = r.add(t, d, window_s)
+    return r
 
 
 def test_a_steady_demand_forecasts_itself():
-    trend = run([(30.0 * i, 8.0) for i in range(40)])
-    f = forecast(trend, 8.0, 600.0, max_growth=1.0)
-    assert f.ahead == pytest.approx(8.0, abs=1e-6)
-    assert abs(f.slope) < 1e-9
+    f = forecast(recent([(30.0 * i, 8.0) for i in range(40)]), 8.0, 600.0, **ARGS)
+    assert f.ahead == pytest.approx(8.0) and f.slope == pytest.approx(0.0)
 
 
 def test_a_ramp_is_followed_ahead_by_its_slope():
-    # +1 node-load a minute for 20 minutes: 10 minutes ahead is ~10 node-loads more
-    trend = run([(30.0 * i, 2.0 + 0.5 * i) for i in range(40)])
+    # +1 node-load a minute: 10 minutes ahead is 10 node-loads more
+    r = recent([(30.0 * i, 2.0 + 0.5 * i) for i in range(40)])
+    f = forecast(r, 2.0 + 0.5 * 39, 600.0, **ARGS)
+    assert f.slope == pytest.approx(1 / 60)
+    assert f.ahead == pytest.approx(2.0 + 0.5 * 39 + 10.0)
+
+
+def test_the_slope_is_damped_by_how_long_a_trend_lasts():
+    r = recent([(30.0 * i, 2.0 + 0.5 * i) for i in range(40)])
     now = 2.0 + 0.5 * 39
-    f = forecast(trend, now, 600.0, max_growth=1.0)
-    assert 0.8 * (now + 10.0) < f.ahead < 1.1 * (now + 10.0)
-    assert f.slope == pytest.approx(1 / 60, rel=0.15)
+    damped = forecast(r, now, 600.0, **{**ARGS, "persistence_s": 300.0})
+    assert damped.ahead == pytest.approx(now + (1 / 60) * 300.0 * (1 - math.exp(-2.0)))
 
 
-def test_a_step_is_not_extrapolated_beyond_the_growth_bound():
-    trend = run([(30.0 * i, 2.0) for i in range(20)] + [(600.0, 10.0), (630.0, 10.0)])
-    f = forecast(trend, 10.0, 600.0, max_growth=0.5)
-    assert f.ahead <= 15.0 + 1e-9
+def test_only_the_window_counts_for_the_slope():
+    # flat for an hour, then a ramp over the last two minutes
+    r = recent([(30.0 * i, 4.0) for i in range(120)] + [(3600.0 + 30 * i, 4.0 + i) for i in range(1, 5)])
+    assert forecast(r, 8.0, 60.0, **{**ARGS, "window_s": 120.0}).slope == pytest.approx(1 / 30)
 
 
-def test_a_falling_demand_forecasts_less_than_now():
-    trend = run([(30.0 * i, 20.0 - 0.4 * i) for i in range(30)])
-    f = forecast(trend, 20.0 - 0.4 * 29, 300.0, max_growth=1.0)
-    assert f.ahead < f.now and f.slope < 0
+def test_growth_is_bounded_and_a_fall_forecasts_less():
+    up = forecast(recent([(0.0, 1.0), (30.0, 5.0), (60.0, 9.0)]), 9.0, 600.0,
+                  **{**ARGS, "max_growth": 0.5})
+    assert up.ahead == pytest.approx(13.5)
+    down = forecast(recent([(30.0 * i, 20.0 - 0.4 * i) for i in range(30)]), 8.4, 300.0, **ARGS)
+    assert down.ahead < down.now and down.slope < 0
 
 
-def test_replayed_snapshot_replaces_the_level_only():
-    trend = run([(0.0, 4.0), (30.0, 5.0)])
-    again = observe(trend, 6.0, 30.0, **HALF)
-    assert again.level == 6.0 and again.slope == trend.slope and again.at == trend.at
+def test_with_fewer_than_three_samples_there_is_no_slope():
+    assert forecast(recent([(0.0, 1.0), (30.0, 5.0)]), 5.0, 600.0, **ARGS).ahead == 5.0
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -1.0])
 def test_demand_that_is_no_number_is_refused(bad):
     with pytest.raises(ValueError):
-        observe(None, bad, 0.0, **HALF)
+        Recent().add(0.0, bad, 60.0)
 
 
 @given(st.lists(st.floats(0, 1e4), min_size=1, max_size=40), st.floats(0, 3600),
-       st.floats(0, 4))
-def test_the_forecast_is_never_negative_nor_beyond_its_bound(demands, horizon, growth):
-    trend = run([(30.0 * i, d) for i, d in enumerate(demands)])
-    f = forecast(trend, demands[-1], horizon, max_growth=growth)
-    assert 0.0 <= f.ahead <= max(trend.level, demands[-1]) * (1 + growth) + 1e-6
+       st.floats(0, 4), st.floats(1, 1e4))
+def test_the_forecast_is_never_negative_nor_beyond_its_bound(demands, horizon, growth, persist):
+    r = recent([(30.0 * i, d) for i, d in enumerate(demands)])
+    f = forecast(r, demands[-1], horizon, window_s=300.0, max_growth=growth, persistence_s=persist)
+    assert 0.0 <= f.ahead <= demands[-1] * (1 + growth) + 1e-6
 
 
-def test_recent_keeps_the_window_and_its_peak():
+def test_recent_keeps_the_window_its_peak_and_its_pace():
     r = Recent()
     for i, d in enumerate([3.0, 9.0, 4.0, 5.0]):
         r = r.add(100.0 * i, d, window_s=250.0)
     assert [t for t, _ in r.samples] == [100.0, 200.0, 300.0]
-    assert r.peak() == 9.0
-    r = r.add(400.0, 1.0, window_s=250.0)
-    assert r.peak() == 5.0
-    assert Recent().peak() == 0.0
+    assert r.peak() == 9.0 and r.peak(since=250.0) == 5.0 and r.gap() == 100.0
+    assert r.add(400.0, 1.0, window_s=250.0).peak() == 5.0
+    assert Recent().peak() == 0.0 and Recent().gap() == 0.0
+    # a clock that stepped back keeps only what is not after the new sample
+    assert [t for t, _ in r.add(150.0, 2.0, window_s=250.0).samples] == [100.0, 150.0]

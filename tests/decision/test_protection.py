@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from decision import DecisionMemory, PolicyConfig, decide
 from decision.protection import keep_nodes
+from tests.fixtures.rules import marks
 from tests.fixtures.snapshots import make_snapshot, node, partition, snapshots, ycsb_mix_snapshot
 
 DONE = DecisionMemory(first_decision_done=True)
@@ -23,7 +24,8 @@ def scale_in_snapshot():
 
 def test_a_protected_node_chosen_for_removal_is_kept_with_a_reason():
     snap = scale_in_snapshot()
-    plan = decide(snap, PolicyConfig(), DONE)
+    # MET's marks remove a node at once; sized from demand waits for scale_in_window_s
+    plan = decide(snap, marks(), DONE)
     gone = [a.node for a in plan.actions if a.op == "terminate"]
     assert len(gone) == 1 and plan.sizing.delta == -1
     kept = keep_nodes(plan, {gone[0]: "protected by ops: disk check"})

@@ -10,7 +10,7 @@ from decision import decide
 from decision.model import DecisionMemory, Node, NodeMetrics
 from decision.policy import PolicyConfig
 from tests.decision.plan_checks import check_plan
-from tests.fixtures.rules import DONE
+from tests.fixtures.rules import DONE, marks, watched
 from tests.fixtures.snapshots import (
     carry_out, even_snapshot as even, later, make_snapshot, node, partition, snapshots,
 )
@@ -110,7 +110,8 @@ def test_a_partition_being_split_is_not_also_moved_and_the_assignment_says_so():
         [partition("p4", "rs6", scans=1.0), partition("p5", "rs6", scans=1.0)]
     snap = make_snapshot([node(f"rs{i + 1}", cpu=0.0, io_wait=io, memory=0.0)
                           for i, io in enumerate((0, 0, 0, 1.0, 0, 0.375))], parts)
-    plan = decide(snap, G, DecisionMemory())
+    # disk-bound nodes (io_wait): MET's marks see them (sized from demand counts CPU only)
+    plan = decide(snap, marks(), DecisionMemory())
     check_plan(snap, plan)
     split = {a.partition for a in plan.actions if a.op == "split"}
     assert split and not split & {a.partition for a in plan.actions if a.op == "move"}
@@ -138,7 +139,11 @@ def test_a_store_that_places_its_data_is_sized_not_rearranged():
 
 
 def test_a_store_that_places_its_data_scales_in_by_decommissioning_one_node():
-    plan = decide(cassandra_like([0.3, 0.3, 0.3, 0.05]), STORE, DONE)
+    snap = cassandra_like([0.3, 0.3, 0.3, 0.05])
+    # by MET's marks at once; sized from demand once the demand fit fewer nodes for a while
+    assert [a.op for a in decide(snap, marks(data_placement="store"), DONE).actions] == \
+        ["drain", "terminate"]
+    plan = decide(snap, STORE, watched(snap, STORE, seconds=630.0))
     assert [a.op for a in plan.actions] == ["drain", "terminate"]
     assert plan.sizing.delta == -1 and plan.summary.moves == 0
     # the kept nodes keep their data; the removed node's share leaves with its decommission

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from decision import decide
 from decision.model import DecisionMemory
-from decision.policy import PolicyConfig
-from tests.fixtures.rules import DONE, context
+from tests.fixtures.rules import DONE, context, marks
 from tests.fixtures.snapshots import (
     even_snapshot as even, later, make_snapshot, node, partition, with_latency,
 )
 
-G = PolicyConfig()
+G = marks()
 
 
 def kinds(snap, policy=G, memory=DONE):
@@ -28,8 +27,8 @@ def test_one_partition_that_alone_overloads_its_node_is_a_hot_partition_unless_o
     snap = make_snapshot([0.95, 0.2, 0.2], [partition("hot", "rs1", writes=5000)] + [
         partition(f"c{k}", f"rs{2 + k % 2}", reads=10) for k in range(6)])
     assert kinds(snap) == ["hot_partition", "none", "none"]
-    assert kinds(snap, PolicyConfig(diagnose=False)) == ["cpu", "none", "none"]
-    assert kinds(snap, PolicyConfig(data_placement="store")) == ["cpu", "none", "none"]
+    assert kinds(snap, marks(diagnose=False)) == ["cpu", "none", "none"]
+    assert kinds(snap, marks(data_placement="store")) == ["cpu", "none", "none"]
 
 
 def test_transient_after_an_action_is_not_overload():
@@ -38,7 +37,7 @@ def test_transient_after_an_action_is_not_overload():
     assert acted.sizing.delta > 0
     soon = decide(later(snap, 60), G, acted.memory)
     assert soon.is_empty and soon.reason.startswith("hold (transient)")
-    off = decide(later(snap, 60), PolicyConfig(diagnose=False), acted.memory)
+    off = decide(later(snap, 60), marks(diagnose=False), acted.memory)
     assert off.sizing.delta > 0
 
 
@@ -53,7 +52,7 @@ def test_warm_up_counts_from_the_end_of_the_plan():
     assert not decide(later(snap, 600), G, acted.memory).reason.startswith("hold (transient)")
 
 
-SLO = PolicyConfig(latency_slo_ms=50)
+SLO = marks(latency_slo_ms=50)
 
 
 def test_busy_nodes_that_answer_in_time_are_held_within_slo():
@@ -65,5 +64,5 @@ def test_busy_nodes_that_answer_in_time_are_held_within_slo():
     slow = decide(with_latency(even([0.9] * 4), [80.0] * 4), SLO, DONE)
     assert slow.sizing.delta == 1 and slow.reason.startswith("scale out")
     # The gate off, or no latency figure: CPU alone decides, as MET does.
-    assert decide(snap, PolicyConfig(latency_slo_ms=50, latency_gate=False), DONE).sizing.delta == 1
+    assert decide(snap, marks(latency_slo_ms=50, latency_gate=False), DONE).sizing.delta == 1
     assert decide(even([0.9] * 4), SLO, DONE).sizing.delta == 1

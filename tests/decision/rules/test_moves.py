@@ -4,13 +4,12 @@ from __future__ import annotations
 import pytest
 
 from decision import decide
-from decision.policy import PolicyConfig
 from decision.rules.moves import move_pays
 from tests.decision.plan_checks import check_plan
-from tests.fixtures.rules import DONE
+from tests.fixtures.rules import DONE, marks
 from tests.fixtures.snapshots import make_snapshot, partition
 
-G = PolicyConfig()
+G = marks()
 
 
 def _one_hot(size_mb, cpus=(0.9, 0.2, 0.2, 0.2)):
@@ -38,7 +37,7 @@ def test_a_move_that_cannot_pay_for_its_warm_up_is_not_made():
     assert small.summary.moves and "node-s off the hot node" in small.actions[0].reason
     huge = decide(_one_hot(200 * 1024.0), G, DONE)
     assert huge.summary.moves == 0 and huge.summary.launches == 0
-    weighed_off = decide(_one_hot(200 * 1024.0), PolicyConfig(move_gain_vs_cost=False), DONE)
+    weighed_off = decide(_one_hot(200 * 1024.0), marks(move_gain_vs_cost=False), DONE)
     assert weighed_off.summary.moves
 
 

@@ -12,19 +12,18 @@ from pydantic import ValidationError
 
 from decision import decide
 from decision.model import DecisionMemory
-from decision.policy import PolicyConfig
 from decision.rules.cycle import predicted_need, record_need
 from decision.rules.memory import RulesMemory, memory_pairs
 from decision.rules.cycle import Prediction, slot_of
 from decision.rules.prediction import PredictedScaleOut
 from decision.rules.rule import Carry, Change
 from tests.decision.plan_checks import check_plan
-from tests.fixtures.rules import alone, context
+from tests.fixtures.rules import alone, context, marks
 from tests.fixtures.snapshots import (
     even_snapshot as even, later, make_snapshot, partition, snapshots, spread_partitions,
 )
 
-HOUR = PolicyConfig(predict_cycle_s=3600.0)  # lead 600 s, slots of 300 s
+HOUR = marks(predict_cycle_s=3600.0)  # lead 600 s, slots of 300 s
 DONE = DecisionMemory(step=1, first_decision_done=True)
 
 
@@ -47,8 +46,8 @@ def test_a_cycle_short_of_capacity_ahead_scales_out_before_the_load_comes():
     assert moves and {a.target for a in moves} <= {a.node for a in launches}
     assert not any(a.op in ("terminate", "drain") for a in plan.actions)
     # Off (the default), the same calm cluster is left alone.
-    assert PolicyConfig().predict_cycle_s is None
-    assert decide(calm, PolicyConfig(), first.memory).is_empty
+    assert marks().predict_cycle_s is None
+    assert decide(calm, marks(), first.memory).is_empty
 
 
 def test_no_scale_in_when_the_last_cycle_needed_every_node_just_ahead():
@@ -63,11 +62,11 @@ def test_no_scale_in_when_the_last_cycle_needed_every_node_just_ahead():
 
 def test_the_lead_must_leave_the_slots_ahead_to_the_last_cycle():
     with pytest.raises(ValidationError, match="predict_lead_s"):
-        PolicyConfig(predict_cycle_s=1000.0)  # 600 s ahead of 1,000 s is this cycle's own
+        marks(predict_cycle_s=1000.0)  # 600 s ahead of 1,000 s is this cycle's own
     with pytest.raises(ValidationError, match="slots"):
-        PolicyConfig(predict_cycle_s=86400.0, predict_bucket_s=1.0)
+        marks(predict_cycle_s=86400.0, predict_bucket_s=1.0)
     with pytest.raises(ValidationError, match="predict_cycle_s must be a finite number"):
-        PolicyConfig(predict_cycle_s=float("inf"))
+        marks(predict_cycle_s=float("inf"))
 
 
 def test_new_nodes_ahead_of_a_peak_also_get_their_share_of_the_idle_partitions():
@@ -155,9 +154,9 @@ def test_alone_it_records_the_cycle_and_refuses_a_scale_in_before_a_peak_and_off
     assert PredictedScaleOut().veto(ctx, Change("add")) is None
     assert alone(PredictedScaleOut(), snap, HOUR, memory) is None  # 5 nodes: none to add
     # off: nothing observed, nothing refused
-    off = context(snap, PolicyConfig(), memory, observers=(PredictedScaleOut(),))
-    assert off.prediction is None and not PredictedScaleOut().enabled(PolicyConfig())
-    assert off.memory == context(snap, PolicyConfig(), memory).memory
+    off = context(snap, marks(), memory, observers=(PredictedScaleOut(),))
+    assert off.prediction is None and not PredictedScaleOut().enabled(marks())
+    assert off.memory == context(snap, marks(), memory).memory
 
 
 def test_inside_a_predicted_peak_the_slot_is_rewritten_with_the_nodes_held():

@@ -7,17 +7,16 @@ from hypothesis import strategies as st
 
 from decision import decide
 from decision.model import Plan
-from decision.policy import PolicyConfig
 from decision.rules.rule import Carry
 from decision.rules.scale_in import ScaleIn
 from tests.decision.plan_checks import check_plan
-from tests.fixtures.rules import DONE, alone
+from tests.fixtures.rules import DONE, alone, marks
 from tests.fixtures.snapshots import (
     even_snapshot as even, make_snapshot, partition, snapshots, spread_partitions, with_latency,
 )
 
-G = PolicyConfig()
-OFF = PolicyConfig(scale_in_on_headroom=False)
+G = marks()
+OFF = marks(scale_in_on_headroom=False)
 
 
 def test_alone_it_removes_one_node_or_says_why_not():
@@ -31,7 +30,7 @@ def test_alone_it_removes_one_node_or_says_why_not():
 def test_scale_in_on_headroom_moves_only_the_removed_nodes_partitions():
     # One underloaded node of five (MET's 50 % rule would keep all five).
     snap = even([0.3, 0.3, 0.3, 0.3, 0.05])
-    assert decide(snap, PolicyConfig(paper_faithful=True), DONE).summary.terminations == 0
+    assert decide(snap, marks(paper_faithful=True), DONE).summary.terminations == 0
     plan = decide(snap, G, DONE)
     check_plan(snap, plan)
     gone = [a.node for a in plan.actions if a.op == "terminate"]
@@ -93,7 +92,7 @@ def test_no_scale_in_without_headroom():
 
 
 def test_at_min_nodes_nothing_is_removed_and_nothing_said_about_it():
-    plan = decide(even([0.05, 0.05]), PolicyConfig(min_nodes=2), DONE)
+    plan = decide(even([0.05, 0.05]), marks(min_nodes=2), DONE)
     assert plan.is_empty
     assert plan.reason == "hold (nothing_pays): size unchanged and no node overloaded"
 
@@ -101,11 +100,11 @@ def test_at_min_nodes_nothing_is_removed_and_nothing_said_about_it():
 def test_above_max_nodes_an_underloaded_cluster_loses_one_node_a_decision():
     snap = even([0.05] * 6)
     for paper in (False, True):
-        plan = decide(snap, PolicyConfig(max_nodes=3, paper_faithful=paper), DONE)
+        plan = decide(snap, marks(max_nodes=3, paper_faithful=paper), DONE)
         assert plan.sizing.delta == -1 and plan.summary.terminations <= 1
 
 
-SLO = PolicyConfig(latency_slo_ms=50)
+SLO = marks(latency_slo_ms=50)
 
 
 def test_scale_in_waits_until_latency_is_comfortably_under_the_slo():
@@ -118,7 +117,7 @@ def test_scale_in_waits_until_latency_is_comfortably_under_the_slo():
 @settings(max_examples=40, deadline=None)
 @given(snapshots(min_nodes=2, max_nodes=8, max_partitions=60), st.booleans())
 def test_scale_in_moves_only_what_leaves_and_never_while_a_node_is_overloaded(snap, headroom):
-    plan = decide(snap, PolicyConfig(scale_in_on_headroom=headroom), DONE)
+    plan = decide(snap, marks(scale_in_on_headroom=headroom), DONE)
     gone = {a.node for a in plan.actions if a.op == "terminate"}
     if gone:
         assert len(gone) == 1

@@ -7,15 +7,14 @@ from hypothesis import strategies as st
 
 from decision import decide
 from decision.model import DecisionMemory, Plan
-from decision.policy import PolicyConfig
 from decision.rules.bounds import Bounds
 from decision.rules.hold import Settle
 from decision.rules.scale_out import ScaleOut
 from tests.decision.plan_checks import check_plan
-from tests.fixtures.rules import DONE, alone, decide_with
+from tests.fixtures.rules import DONE, alone, decide_with, marks
 from tests.fixtures.snapshots import even_snapshot as even, make_snapshot, partition, snapshots
 
-G = PolicyConfig()
+G = marks()
 
 
 def test_alone_it_adds_nodes_only_for_nodes_short_of_capacity():
@@ -41,7 +40,7 @@ def test_proportional_scale_out_is_bounded_by_mets_step():
 def test_proportional_sizing_off_adds_mets_step_whatever_the_demand():
     # Demand asks for 8 nodes; MET's step of 2 adds 2, and a step of 8 adds 8 where the demand
     # estimate (at most +step) would stop at 8 too: off, the demand is not read at all.
-    off = PolicyConfig(proportional_sizing=False)
+    off = marks(proportional_sizing=False)
     snap = even([0.9] * 4)
     two = decide(snap, off, DecisionMemory(step=2, first_decision_done=True))
     assert two.sizing.delta == 2 and "add 2 (MET's step)" in two.reason
@@ -58,7 +57,7 @@ def test_proportional_sizing_off_adds_mets_step_whatever_the_demand():
 
 def test_double_ceiling_meets_the_estimate_in_one_decision_at_most_doubling():
     snap = even([0.9] * 4)  # wants 8 nodes; MET's step 1 would add one
-    double = PolicyConfig(scale_out_ceiling="double")
+    double = marks(scale_out_ceiling="double")
     plan = decide(snap, double, DONE)
     assert plan.sizing.target == 8 and "at most +4" in plan.sizing.reason
     check_plan(snap, plan)
@@ -108,7 +107,7 @@ def test_a_scale_out_no_move_of_which_pays_launches_nothing():
 
 def test_refused_by_an_earlier_rule_it_rebalances_or_holds_with_that_rules_cause():
     snap = even([0.9] * 6)
-    capped = PolicyConfig(max_nodes=6)
+    capped = marks(max_nodes=6)
     held = decide_with((Bounds(), ScaleOut(), Settle()), snap, capped)
     assert held.is_empty and held.reason == (
         "hold (bounds): 6 node(s) overloaded but 6 active nodes >= max_nodes 6")
@@ -118,7 +117,7 @@ def test_refused_by_an_earlier_rule_it_rebalances_or_holds_with_that_rules_cause
     parts = [partition(f"h{k}", "rs1", reads=100) for k in range(8)] + \
         [partition(f"c{k}", ids[1 + k % 3], reads=20) for k in range(6)]
     one_hot = make_snapshot([0.9, 0.2, 0.2, 0.2], parts)
-    moved = decide_with((Bounds(), ScaleOut(), Settle()), one_hot, PolicyConfig(max_nodes=4))
+    moved = decide_with((Bounds(), ScaleOut(), Settle()), one_hot, marks(max_nodes=4))
     assert moved.reason.startswith("rebalance: no node may be added (bounds: 4 active nodes")
 
 
@@ -127,7 +126,7 @@ def test_refused_by_an_earlier_rule_it_rebalances_or_holds_with_that_rules_cause
        st.booleans(), st.sampled_from(["met_step", "double"]))
 def test_a_scale_out_never_goes_beyond_max_nodes_nor_beyond_its_ceiling(snap, step, max_nodes,
                                                                          proportional, ceiling):
-    policy = PolicyConfig(max_nodes=max_nodes, proportional_sizing=proportional,
+    policy = marks(max_nodes=max_nodes, proportional_sizing=proportional,
                           scale_out_ceiling=ceiling)
     plan = decide(snap, policy, DecisionMemory(step=step, first_decision_done=True))
     check_plan(snap, plan)

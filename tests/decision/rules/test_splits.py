@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from decision import decide
 from decision.model import Plan
-from decision.policy import PolicyConfig
 from decision.rules.rule import Carry
 from decision.rules.splits import SplitHot
 from tests.decision.plan_checks import check_plan
-from tests.fixtures.rules import DONE, alone
+from tests.fixtures.rules import DONE, alone, marks
 from tests.fixtures.snapshots import later, make_snapshot, partition
 
-G = PolicyConfig()
+G = marks()
 
 
 def _alone(cpu=0.95):
@@ -36,16 +35,16 @@ def _after_split(load_of_hottest_half, *, seconds, cpu=0.95):
 
 
 def test_alone_on_and_off():
-    split = alone(SplitHot(), _alone())
+    split = alone(SplitHot(), _alone(), G)
     assert isinstance(split, Plan) and [a.op for a in split.actions] == ["split"]
     # split_hot_partitions off: the neighbours still leave the hot node (move_only_what_pays)
-    moved = alone(SplitHot(), _crowded(), PolicyConfig(split_hot_partitions=False))
+    moved = alone(SplitHot(), _crowded(), marks(split_hot_partitions=False))
     assert isinstance(moved, Plan) and {a.op for a in moved.actions} == {"move"}
     assert all(a.partition != "hot" for a in moved.actions)
     # ...and once it is alone there, nothing to do: nothing said either
-    assert alone(SplitHot(), _alone(), PolicyConfig(split_hot_partitions=False)) == Carry()
+    assert alone(SplitHot(), _alone(), marks(split_hot_partitions=False)) == Carry()
     # both off: the rule is off
-    both = PolicyConfig(split_hot_partitions=False, move_only_what_pays=False)
+    both = marks(split_hot_partitions=False, move_only_what_pays=False)
     assert not SplitHot().enabled(both) and alone(SplitHot(), _alone(), both) is None
 
 
@@ -60,10 +59,10 @@ def test_one_hot_partition_does_not_add_nodes():
     moves = [a for a in plan.actions if a.op == "move"]
     assert moves and all(a.source == "rs1" and a.partition != "hot" for a in moves)
     # once it is alone there and may not be split, nothing pays: hold
-    no_split = PolicyConfig(split_hot_partitions=False)
+    no_split = marks(split_hot_partitions=False)
     held = decide(_alone(), no_split, DONE)
     assert held.is_empty and held.reason.startswith("hold (hot_partition)")
-    assert decide(_alone(), PolicyConfig(paper_faithful=True), DONE).sizing.delta > 0  # MET adds
+    assert decide(_alone(), marks(paper_faithful=True), DONE).sizing.delta > 0  # MET adds
 
 
 def test_a_partition_that_alone_overloads_its_node_is_split_and_its_halves_can_leave():

@@ -6,14 +6,13 @@ from dataclasses import replace
 
 from decision import decide
 from decision.model import DecisionMemory
-from decision.policy import PolicyConfig
 from decision.rules.memory import PendingScaleOut, RulesMemory, memory_pairs
 from decision.rules.rule import Change
 from decision.rules.verify import Verify, verify_need
-from tests.fixtures.rules import context
+from tests.fixtures.rules import context, marks
 from tests.fixtures.snapshots import carry_out, even_snapshot as even, later
 
-G = PolicyConfig()
+G = marks()
 
 
 def memory_of(rules: RulesMemory) -> DecisionMemory:
@@ -42,7 +41,7 @@ def test_alone_it_judges_a_scale_out_once_its_warm_up_is_over_and_refuses_the_ne
 
 def test_switched_off_it_judges_nothing_but_still_forgets_a_verdict_once_the_load_moves():
     snap = even([0.9] * 4)
-    off = PolicyConfig(verify_after_acting=False)
+    off = marks(verify_after_acting=False)
     pending = RulesMemory(scale_out=PendingScaleOut(snap.taken_at.timestamp(), 2400.0, 0.5))
     ctx = context(later(snap, 3600), off, memory_of(pending), observers=(Verify(),))
     assert ctx.memory.scale_out == pending.scale_out  # kept, unjudged
@@ -61,7 +60,7 @@ def test_a_scale_out_that_did_not_raise_requests_stops_further_ones():
     plan = decide(later(after, G.warmup_s + 1), G, acted.memory)
     assert plan.is_empty and plan.reason.startswith("hold (no_gain)")
     # Switched off, it keeps adding.
-    off = PolicyConfig(verify_after_acting=False)
+    off = marks(verify_after_acting=False)
     assert decide(later(after, G.warmup_s + 1), off, acted.memory).sizing.delta > 0
 
 

@@ -1,0 +1,70 @@
+"""While a plan is carried out (the control loop asks the policy at every sample meanwhile and
+says so in the memory: DecisionMemory.plan_in_flight), the rules observe as at any decision
+(capacity, demand, lead time keep learning) and only two things may happen, as an extension of
+that plan (`size_from_demand`; the executor adds them while the plan still launches):
+  - a node over its capacity by one hot partition gets the split at once (rules/split_fit.py);
+  - when the demand's forecast over the lead time has outgrown the size the plan in flight
+    leads to, more nodes are launched at once, their boot not waiting for the plan's moves,
+    and busy partitions move onto them off the nodes the forecast finds over their capacity
+    (rules/even.py), each move starting once its node registers; the executor leaves out a
+    move of a partition the plan already moves.
+Every other change waits for the plan's end.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from decision.model import Action, Plan, Sizing
+from decision.rules.engine import observed
+from decision.rules.even import relief_moves
+from decision.rules.split_fit import too_hot
+from decision.rules.splits import hot_splits, with_splits
+from decision.rules.memory import PendingScaleOut
+from decision.rules.plans import build, hold
+from decision.rules.rule import Change, Context, Rule
+
+
+def during_plan(rules: Sequence[Rule], ctx: Context, target: int) -> Plan:
+    """The decision while a plan leading to `target` nodes runs: an extension or a hold."""
+    ctx = observed(rules, ctx)
+    view, policy = ctx.view, ctx.policy
+    if view is None or not policy.size_from_demand:
+        return hold(ctx, "plan_in_flight", f"a plan to {target} nodes is being carried out")
+    if policy.split_hot_partitions and policy.data_placement == "metctl":
+        hot = too_hot(ctx)
+        splits, _, memory = hot_splits(ctx, hot) if hot else ([], [], ctx.memory)
+        if splits:
+            return with_splits(replace(ctx, memory=memory), None, splits, (
+                f"while a plan to {target} nodes is carried out: {len(hot)} node(s) over "
+                f"capacity by one hot partition ({hot[0].node}: {hot[0].reason})"))
+    want = min(view.nodes_for(view.out_demand), target + max(4, target), policy.max_nodes)
+    if want <= target or ctx.veto(Change("add", want - target)) is not None:
+        return hold(ctx, "plan_in_flight", f"a plan to {target} nodes is being carried out; "
+                    f"{view.words()}")
+    k = want - target
+    why = (f"extend the plan in flight to {want} nodes (+{k}): {view.words()}; {want} nodes "
+           f"carry {view.out_demand:.2f} node-loads at {view.u_max:.0%} each")
+    memory = replace(ctx.memory.acted(ctx.now), scale_out=PendingScaleOut(
+        ctx.now, ctx.served, k / max(target, 1)), demand=replace(
+        ctx.memory.demand, sized_for=view.out_demand, lead_from=ctx.now))
+    current = ctx.current
+    # the nodes the plan still boots are not here yet: the extension's own take the relief
+    nodes = current + k
+    # the new nodes take load off the nodes the forecast finds over their capacity (the
+    # nodes the plan still boots are not counted: each of these takes at most its share)
+    growth = view.out_demand / view.forecast.now if view.forecast.now > 0 else 1.0
+    moves = (relief_moves(ctx, view, nodes, growth) if policy.data_placement == "metctl"
+             else [])
+    ids = [n.id for n in ctx.arrays.active] + [f"new-{j + 1}" for j in range(k)]
+    profiles = [n.profile for n in ctx.arrays.active] + [view.profile] * k
+    launches = [Action(op="launch", node=ids[current + j], profile=view.profile,
+                       cause="scale_out", reason=f"scale out (extending the plan in flight): "
+                       f"new {view.profile} node {j + 1} of {k}") for j in range(k)]
+    return build(ctx, Sizing(target, want, k, ctx.step, why), ctx.remember(memory, ctx.step),
+                 ids, profiles, moves, "scale_out",
+                 "scale out (extending the plan in flight): moves off a hot node", launches,
+                 None)
+
+
+__all__ = ["during_plan"]

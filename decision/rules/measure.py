@@ -1,0 +1,143 @@
+"""Measure (`size_from_demand`; observes only): every decision, before any rule proposes, learn
+what the snapshot teaches and build the demand view the sizing rules read (rules/view.py).
+
+    demand     each node's CPU, scaled by asked / served where requests queue or are dropped
+               (decision/demand.py)
+    capacity   per profile, the CPU a request of each class costs and a request's time on an
+               idle node, learned from every active node's served rates, CPU and latency
+               (decision/capacity.py); a node may run at the utilisation whose predicted p99
+               stays under latency_slo_ms x (1 - slo_headroom), within [min_utilisation,
+               max_utilisation]
+    lead time  the last scale-out's decision to the end of its plan (the control loop records
+               the end), learned (decision/lead_time.py); scale_out_lead_s until then
+    forecast   the least-squares slope of the demand of the last trend_window_s, over the lead
+               time and the time to the next decision (decision/forecast.py), and the peak of
+               the last scale_in_window_s
+    floor      a scale-in after which a node turned short within warmup_s at the same demand
+               was one node too many: no scale-in below its size for scale_in_floor_s
+    short      nodes whose requests queue or are dropped, or whose requests take longer than
+               latency_slo_ms; slow: longer than latency_slo_ms x scale_in_latency_fraction
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from decision.capacity import Sample, capacity, learn_all
+from decision.demand import Demands, demands
+from decision.forecast import forecast
+from decision.lead_time import LeadTime
+from decision.rules.demand_memory import DemandMemory
+from decision.rules.diagnose import latency_slo
+from decision.rules.memory import settled_since
+from decision.rules.rule import Context, Rule
+from decision.rules.view import DemandView
+
+
+def _samples(ctx: Context, d: Demands, warming: bool) -> list[Sample]:
+    arrays = ctx.arrays
+    on = arrays.node_of >= 0
+    k = len(arrays.active)
+    per = [np.bincount(arrays.node_of[on], weights=r[on], minlength=k)
+           for r in (arrays.reads, arrays.writes, arrays.scans)]
+    out = []
+    for i, (node, nd) in enumerate(zip(arrays.active, d.nodes)):
+        if node.metrics is None or nd.served <= 0:
+            continue
+        out.append(Sample(node.profile, float(per[0][i]), float(per[1][i]), float(per[2][i]),
+                          node.metrics.cpu, None if warming else nd.latency_ms, nd.queued))
+    return out
+
+
+def new_node_profile(d: Demands) -> str:
+    """New nodes take the profile that serves most of the cluster's requests."""
+    by: dict[str, float] = {}
+    for n in d.nodes:
+        by[n.profile] = by.get(n.profile, 0.0) + n.served
+    return max(sorted(by), key=lambda p: by[p]) if by else "default"
+
+
+def _lead(memory: DemandMemory, ctx: Context) -> DemandMemory:
+    """The lead time, measured once the scale-out it waits for has ended."""
+    lead = memory.lead or LeadTime(ctx.policy.scale_out_lead_s)
+    ended = ctx.base.plan_ended_at()
+    if memory.lead_from is not None and ended is not None and ended > memory.lead_from:
+        return replace(memory, lead=lead.learn(ended - memory.lead_from), lead_from=None)
+    return replace(memory, lead=lead)
+
+
+def _rise(memory: DemandMemory, policy, now: float, lead_s: float) -> DemandMemory:
+    """The largest rise of the demand within one lead time: today's over the least of the
+    last lead time, or the one remembered, faded by half every rise_memory_s, if larger."""
+    low = min((v for t, v in memory.recent.samples if t >= now - lead_s), default=0.0)
+    now_demand = memory.recent.samples[-1][1] if memory.recent.samples else 0.0
+    ratio = now_demand / low if low > 0.05 else 1.0
+    kept = 1.0
+    if memory.rise is not None and memory.rise_at is not None:
+        kept = 1.0 + (memory.rise - 1.0) * 0.5 ** ((now - memory.rise_at) / policy.rise_memory_s)
+    return replace(memory, rise=max(kept, ratio), rise_at=now)
+
+
+def _verify_scale_in(memory: DemandMemory, ctx: Context, short: bool,
+                     demand: float) -> DemandMemory:
+    """The last scale-in judged once warmup_s after its plan: a node short meanwhile at about
+    the demand it saw sets the floor; none, and it is forgotten. An old floor lapses."""
+    policy, now = ctx.policy, ctx.now
+    if memory.floor_until is not None and now >= memory.floor_until:
+        memory = replace(memory, floor=None, floor_until=None)
+    s = memory.shrunk
+    if s is None:
+        return memory
+    if short and demand <= s.demand * (1.0 + policy.scale_in_band) * 1.1:
+        return replace(memory, shrunk=None, floor=s.nodes_before,
+                       floor_until=now + policy.scale_in_floor_s)
+    if now - settled_since(ctx.base, s.at) >= policy.warmup_s:
+        return replace(memory, shrunk=None)
+    return memory
+
+
+class Measure(Rule):
+    name = "measure"
+    switch = "size_from_demand"
+
+    def observe(self, ctx: Context) -> Context:
+        policy = ctx.policy
+        if not policy.size_from_demand:
+            return ctx
+        now = ctx.now
+        d = demands(ctx.arrays)
+        mem = _lead(ctx.memory.demand, ctx)
+        last = ctx.memory.last_action_at
+        warming = last is not None and now - settled_since(ctx.base, last) < policy.warmup_s
+        learned = learn_all(mem.capacity, _samples(ctx, d, warming), now,
+                            half_life_s=policy.capacity_half_life_s)
+        profile = new_node_profile(d)
+        slo = latency_slo(policy)
+        cap = capacity(learned.get(profile), slo, policy.slo_headroom,
+                       ceiling=policy.max_utilisation, floor=policy.min_utilisation)
+        u_max = cap.max_utilisation if cap is not None else policy.max_utilisation
+        lead_time = mem.lead or LeadTime(policy.scale_out_lead_s)
+        lead = lead_time.seconds
+        recent = mem.recent.add(now, d.total, max(2 * policy.scale_in_window_s,
+                                                  policy.trend_window_s, lead + 60.0))
+        # sized for the demand when the nodes arrive and until the next decision can add more
+        horizon = lead + 2 * max(recent.gap(), 30.0)
+        ahead = forecast(recent, d.total, horizon, window_s=policy.trend_window_s,
+                         max_growth=policy.forecast_max_growth,
+                         persistence_s=policy.trend_persistence_s)
+        short = tuple(n.node for n in d.nodes if n.queued or (
+            slo is not None and n.latency_ms is not None and n.latency_ms > slo))
+        slow = tuple(n.node for n in d.nodes if slo is not None and n.latency_ms is not None
+                     and n.latency_ms > slo * policy.scale_in_latency_fraction)
+        mem = _rise(replace(mem, capacity=learned, recent=recent), policy, now, lead)
+        rise = max(1.0 + policy.scale_in_growth, mem.rise or 1.0)
+        view = DemandView(d, profile, cap, u_max, ahead, lead_time,
+                          recent.peak(since=now - policy.scale_in_window_s),
+                          recent.peak(since=now - 2 * policy.scale_in_window_s), rise, short,
+                          slow)
+        mem = _verify_scale_in(mem, ctx, bool(short), d.total)
+        return replace(ctx, view=view, memory=replace(ctx.memory, demand=mem))
+
+
+__all__ = ["Measure", "new_node_profile"]

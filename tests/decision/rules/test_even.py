@@ -1,0 +1,38 @@
+"""Even out (decision/rules/even.py): busy partitions leave a node beyond its capacity at the SLO
+for the coolest nodes; an uneven cluster that serves everyone in time is left alone."""
+from __future__ import annotations
+
+from decision.model import Plan
+from decision.rules.even import EvenOut
+from tests.fixtures.rules import SIZED, sized
+from tests.fixtures.snapshots import queued_snapshot
+
+
+def hot_and_cool():
+    # rs1 is asked 1.5x what it serves (its queue); rs2 is warm, rs3 and rs4 nearly idle
+    return queued_snapshot([1.0, 0.5, 0.1, 0.05], [900.0, None, None, None],
+                           latency_ms=[1000.0, 5.0, 5.0, 5.0], per_node=6)
+
+
+def test_alone_it_moves_busy_partitions_from_the_hottest_node_to_the_coolest():
+    plan = sized(EvenOut(), hot_and_cool())
+    assert isinstance(plan, Plan) and plan.sizing.delta == 0
+    moves = [a for a in plan.actions if a.op == "move"]
+    assert moves and {a.source for a in moves} == {"rs1"}
+    assert {a.target for a in moves} <= {"rs3", "rs4"}  # the coolest, not the warm rs2
+    assert "even out: rs1 carries" in plan.reason
+    # rs1 keeps partitions: only what brings it under its capacity leaves
+    assert len(moves) < 6
+
+
+def test_an_uneven_cluster_with_every_node_inside_its_capacity_is_left_alone():
+    # fast answers (1 ms): a node may run at 90 % within the SLO; rs1 at 85 % is inside it
+    assert sized(EvenOut(), queued_snapshot([0.85, 0.1, 0.1, 0.1], latency_ms=1.0)) is None
+
+
+def test_switched_off_or_with_the_store_placing_data_it_is_off():
+    assert sized(EvenOut(), hot_and_cool(), SIZED.model_copy(update={"even_out": False})) is None
+    assert sized(EvenOut(), hot_and_cool(),
+                 SIZED.model_copy(update={"data_placement": "store"})) is None
+    assert sized(EvenOut(), hot_and_cool(),
+                 SIZED.model_copy(update={"size_from_demand": False})) is None

@@ -1,0 +1,44 @@
+"""A plan in flight extended (decision/rules/extend.py): while the control loop carries out a
+scale-out it asks the policy at every sample; demand that outgrew the size the plan leads to
+launches more nodes at once, anything else waits for the plan's end."""
+from __future__ import annotations
+
+from decision import decide
+from tests.fixtures.rules import DONE, SIZED
+from tests.fixtures.snapshots import queued_snapshot
+
+
+def short_cluster(asked_over_served=1.5):
+    return queued_snapshot([0.9] * 4, [600.0 * asked_over_served] * 4, latency_ms=1000.0)
+
+
+def test_demand_beyond_the_plan_in_flight_adds_launches_to_it():
+    # 5.4 node-loads want 6 nodes; the plan in flight leads to 5: one more, launched now
+    plan = decide(short_cluster(), SIZED, DONE.with_plan_in_flight(5))
+    assert plan.reason.startswith("extend the plan in flight to 6 nodes (+1)")
+    assert plan.sizing.current == 5 and plan.sizing.target == 6
+    assert {a.op for a in plan.actions} <= {"launch", "move"}
+    assert sum(a.op == "launch" for a in plan.actions) == 1
+    launched = next(a.node for a in plan.actions if a.op == "launch")
+    assert launched in {a.target for a in plan.actions if a.op == "move"}
+
+
+def test_a_plan_in_flight_that_carries_the_demand_is_left_to_finish():
+    for memory in (DONE.with_plan_in_flight(6), DONE.with_plan_in_flight(8)):
+        plan = decide(short_cluster(), SIZED, memory)
+        assert plan.is_empty and plan.reason.startswith("hold (plan_in_flight)")
+    # idle nodes while a plan runs: no scale-in, no moves either
+    idle = decide(queued_snapshot([0.05] * 6), SIZED, DONE.with_plan_in_flight(6))
+    assert idle.is_empty and idle.reason.startswith("hold (plan_in_flight)")
+
+
+def test_sized_by_mets_marks_a_plan_in_flight_is_never_extended():
+    off = SIZED.model_copy(update={"size_from_demand": False})
+    plan = decide(short_cluster(3.0), off, DONE.with_plan_in_flight(5))
+    assert plan.is_empty and plan.reason.startswith("hold (plan_in_flight)")
+
+
+def test_the_loops_word_that_a_plan_ended_clears_the_plan_in_flight():
+    memory = DONE.with_plan_in_flight(5).with_plan_ended(1000.0)
+    assert memory.plan_in_flight() is None and memory.plan_ended_at() == 1000.0
+    assert DONE.with_plan_in_flight(5).with_plan_in_flight(7).plan_in_flight() == 7
