@@ -157,7 +157,7 @@ class Executor(Context):
                                 partition=a.partition, reason=a.reason, cause=a.cause))
         if not new:
             return 0
-        self.journal.add_steps(self.plan_id, [s.row() for s in new], now,
+        self.journal.add_steps(self.journaled, [s.row() for s in new], now,
                                event=f"plan extended: {len(new)} more action(s) "
                                f"({len(launches)} launch(es))")
         self.steps.extend(new)
