@@ -135,7 +135,7 @@ class Measure(Rule):
         view = DemandView(d, profile, cap, u_max, ahead, lead_time,
                           recent.peak(since=now - policy.scale_in_window_s),
                           recent.peak(since=now - 2 * policy.scale_in_window_s), rise, short,
-                          slow)
+                          slow, policy.slo_headroom)
         mem = _verify_scale_in(mem, ctx, bool(short), d.total)
         return replace(ctx, view=view, memory=replace(ctx.memory, demand=mem))
 

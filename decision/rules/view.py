@@ -29,6 +29,7 @@ class DemandView:
     rise: float                   # room a scale-in leaves: demand x this may come within a lead
     short: tuple[str, ...]        # nodes whose requests queue, are dropped or miss the SLO
     slow: tuple[str, ...]         # nodes slower than latency_slo_ms x scale_in_latency_fraction
+    headroom: float = 0.0         # slo_headroom: the margin kept under the latency objective
 
     def nodes_for(self, demand: float, band: float = 0.0) -> int:
         """The fewest nodes that carry `demand` at u_max x (1 - band) each (at least 1)."""
@@ -51,9 +52,10 @@ class DemandView:
                  if d.asked > d.served * 1.001 else f", {d.served:,.0f} requests/s")
         cap = (self.capacity.words(self.profile) if self.capacity is not None else
                f"a {self.profile} node runs up to {self.u_max:.0%} CPU (capacity not learned yet)")
+        margin = f" less {self.headroom:.0%} headroom" if self.headroom > 0 else ""
         return (f"demand {f.now:.2f} node-loads{asked}, {f.ahead:.2f} forecast in "
                 f"{f.horizon_s:.0f} s ({self.lead.words()}), peak {self.peak:.2f} over the "
-                f"scale-in window; {cap}")
+                f"scale-in window; {cap}{margin}")
 
 
 __all__ = ["DemandView"]

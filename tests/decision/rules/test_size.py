@@ -27,6 +27,10 @@ def test_alone_it_scales_out_to_the_nodes_the_demand_asks_for_and_fills_them():
     assert isinstance(plan, Plan) and plan.sizing.target == 6 and plan.sizing.delta == 2
     assert "6 nodes carry 5.40 node-loads at 90% each" in plan.reason
     assert "3,600 requests/s asked of 2,400 served" in plan.reason
+    # what metctl explain shows: demand now and forecast, capacity, headroom, the lead time
+    assert "demand 5.40 node-loads" in plan.reason and "5.40 forecast in 480 s" in plan.reason
+    assert "runs up to 90% CPU within the SLO less 20% headroom" in plan.reason
+    assert "lead time 420 s (scale_out_lead_s, not measured yet)" in plan.reason
     launched = {a.node for a in plan.actions if a.op == "launch"}
     assert len(launched) == 2
     # every new node gets busy partitions, off the nodes that are short
