@@ -41,7 +41,7 @@ if __package__ in (None, ""):
 from actuator import hbase_jars  # noqa: E402
 from actuator.hbase_jars import HBASE_VERSION, cache_root, home_for  # noqa: E402,F401 (re-exported)
 from deploy.localproc import (  # noqa: E402,F401 (free_port, pid_alive, tail: re-exported)
-    ClusterError, LocalCluster, free_port, pid_alive, pid_owned, tail,
+    ClusterError, LocalCluster, free_port, pid_alive, pid_owned, port_free, tail,
 )
 from deploy.localproc.cgroups import BadSlice, Slice, add_quota_arguments, quota_options  # noqa: E402
 
@@ -320,6 +320,14 @@ class LocalHBase(LocalCluster):
         self._record(name, p.__dict__)
         return p
 
+    def with_free_ports(self, p: Proc) -> Proc:
+        """A stopped process about to start on the ports recorded for it: ports picked at random
+        that another cluster on the machine has taken since are picked again (they would fail
+        its start with "Address already in use"); fixed ports (base_port) stay as configured."""
+        if self.base_port is not None or all(port_free(x) for x in (p.port, p.info_port) if x):
+            return p
+        return self._define(p.name, p.kind)
+
     def command(self, p: Proc) -> list[str]:
         heap = {"zk": self.zk_heap_mb, "master": self.master_heap_mb, "rs": self.rs_heap_mb}[p.kind]
         home = home_for(self.version)
@@ -390,11 +398,13 @@ class LocalHBase(LocalCluster):
             procs = self.procs()
             zk = procs.get("zk") or self._define("zk", "zk")
             if not self.running("zk"):
+                zk = self.with_free_ports(zk)
                 self.write_conf(zk)
                 self._spawn(zk)
             self._wait("ZooKeeper", self._zk_up, 60, [zk])
             master = procs.get("master") or self._define("master", "master")
             if not self.running("master"):
+                master = self.with_free_ports(master)
                 self.write_conf(master)
                 self._spawn(master)
             rss = self.region_servers()
@@ -403,6 +413,7 @@ class LocalHBase(LocalCluster):
             started = []
             for p in rss[:rs]:
                 if not self.running(p.name):
+                    p = self.with_free_ports(p)
                     self.write_conf(p, self._overrides(p))
                     self._spawn(p)
                 started.append(p)

@@ -14,17 +14,23 @@ class ClusterError(RuntimeError):
     """The local cluster could not be fetched, started or reached."""
 
 
+def port_free(port: int) -> bool:
+    """Whether a TCP port on 127.0.0.1 can be bound now."""
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
 def free_port(low: int = 20_000, high: int = 32_000) -> int:
     """A free TCP port on 127.0.0.1 below Linux's ephemeral range (32768+): ports are picked
     when a process is defined and bound seconds later, and an ephemeral pick could meanwhile
     be taken by some outgoing connection's source port."""
     for _ in range(200):
         port = random.randint(low, high)
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
+        if port_free(port):
             return port
     raise ClusterError(f"no free port in {low}..{high}")
 
