@@ -24,6 +24,7 @@ from controller.clock import Clock
 from controller.loop_settings import LoopSettings
 from decision import decide
 from decision.model import PLAN_IN_FLIGHT, ClusterSnapshot, DecisionMemory, Plan
+from decision.policies import policy_of
 from decision.policy import PolicyConfig
 from controller.logs import log_decision
 from controller.logs import log_hold
@@ -263,8 +264,7 @@ class ControlLoop:
         """The default met sized from demand is asked at every sample while a plan runs (it
         may extend a scale-out whose demand grew); the other policies wait for the plan."""
         p = self.policy
-        return (p.name == "met" and not p.paper_faithful and p.size_from_demand
-                and callable(getattr(self.executor, "extend", None)))
+        return policy_of(p).during_plans(p) and callable(getattr(self.executor, "extend", None))
 
     def _observe_during_plan(self, now: float) -> None:
         """At each sample while a plan runs: ask the policy (told the size the plan leads to);

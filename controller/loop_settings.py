@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from decision.policies import policy_of
 from decision.policy import PolicyConfig
 
 
@@ -52,11 +53,7 @@ class LoopSettings(BaseModel):
         """decision_interval_samples, or the policy's own pace when it is null."""
         if self.decision_interval_samples is not None:
             return self.decision_interval_samples
-        # the default met sized from demand and target-tracking keep their own hysteresis;
-        # MET (by its marks or as the paper writes it) and tiramola smooth over 6 samples
-        paced = policy.name == "tiramola" or (policy.name == "met" and (
-            policy.paper_faithful or not policy.size_from_demand))
-        return 6 if paced else 1
+        return policy_of(policy).pace(policy)  # decision/policies.py says why
 
     def backoff(self, failures: int) -> float:
         """Delay after `failures` consecutive failures (1 = the first)."""

@@ -3,7 +3,7 @@
 A policy is a pure function (snapshot, config, memory) -> Plan whose plan carries the memory
 to keep. The registry maps a policy's key to it and to what the daemon needs to know of it
 (the config fields that select it, whether it places partitions itself, the history keys it
-reads); `policy_key` finds the key from the config (`policy.name`, and `paper_faithful` for
+reads, how often it is asked); `policy_key` finds the key from the config (`policy.name`, and `paper_faithful` for
 MET as the paper writes it). Nothing else looks at a policy's name. A new policy is a module
 of its own under decision/ with such a function, its name in PolicyConfig.name, and one line
 in POLICIES.
@@ -17,7 +17,9 @@ from typing import Protocol
 
 from decision.holds import health_or_hold, no_action_plan
 from decision.met_paper import decide_met_paper
-from decision.model import PLAN_ENDED_AT, ClusterSnapshot, DecisionMemory, Plan, Sizing
+from decision.model import (
+    PLAN_ENDED_AT, PLAN_IN_FLIGHT, ClusterSnapshot, DecisionMemory, Plan, Sizing,
+)
 from decision.policy import PolicyConfig
 from decision.rules import decide_met
 from decision.rules.memory import PREFIX
@@ -64,16 +66,26 @@ class Registered:
     # balancer gives new nodes their data (tiramola, target-tracking; static is plain HBase).
     places_partitions: bool
     reads: Callable[[str], bool] = lambda key: False  # the history keys it reads
+    # Samples per decision when loop.decision_interval_samples is null: MET by its marks (or
+    # as the paper writes it) and tiramola smooth over 6; a policy with a hysteresis of its
+    # own (target-tracking's window, met sized from demand) is asked at every sample.
+    pace: Callable[[PolicyConfig], int] = lambda config: 1
+    # Asked at every sample while a plan runs, to extend a scale-out whose demand grew (the
+    # others wait for the plan's end).
+    during_plans: Callable[[PolicyConfig], bool] = lambda config: False
 
 
 POLICIES: Mapping[str, Registered] = MappingProxyType({
     # the default: MET's health, then rules (decision/rules/)
-    "met": Registered(decide_met, {"name": "met", "paper_faithful": False}, True, _met_key),
+    "met": Registered(decide_met, {"name": "met", "paper_faithful": False}, True, _met_key,
+                      pace=lambda config: 1 if config.size_from_demand else 6,
+                      during_plans=lambda config: config.size_from_demand),
     # MET as the paper writes it
     "met-paper": Registered(decide_met_paper, {"name": "met", "paper_faithful": True}, True,
-                            _met_key),
+                            _met_key, pace=lambda config: 6),
     # tiramola's CPU thresholds, HBase's balancer places
-    "tiramola": Registered(decide_tiramola, {"name": "tiramola"}, False, tiramola_key),
+    "tiramola": Registered(decide_tiramola, {"name": "tiramola"}, False, tiramola_key,
+                           pace=lambda config: 6),
     # mean CPU at target_cpu (HPA), HBase's balancer places
     "target-tracking": Registered(decide_target_tracking, {"name": "target-tracking"}, False,
                                   target_tracking_key),
@@ -110,7 +122,8 @@ def unread_history(memory: DecisionMemory) -> tuple[str, ...]:
     metctl's, or a hand edit's. Nothing misreads them: the default policy keeps them as they
     are (a rollback finds them again); the daemon says once that they are there."""
     def read(key: str) -> bool:
-        return key == PLAN_ENDED_AT or any(entry.reads(key) for entry in POLICIES.values())
+        return key in (PLAN_ENDED_AT, PLAN_IN_FLIGHT) or \
+            any(entry.reads(key) for entry in POLICIES.values())
     return tuple(key for key, _ in memory.history if not read(key))
 
 

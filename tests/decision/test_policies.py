@@ -38,8 +38,22 @@ def test_only_the_policies_that_move_partitions_switch_the_stores_balancer_off()
     assert {k for k, r in POLICIES.items() if r.places_partitions} == {"met", "met-paper"}
 
 
+@pytest.mark.parametrize("fields, samples, during", [
+    ({"name": "met"}, 6, False),                          # MET's marks: smoothed over 6
+    ({"name": "met", "size_from_demand": True}, 1, True),  # its own hysteresis; extends plans
+    ({"name": "met", "paper_faithful": True}, 6, False),
+    ({"name": "tiramola"}, 6, False),
+    ({"name": "target-tracking"}, 1, False),               # HPA's window
+    ({"name": "static"}, 1, False),
+])
+def test_each_policy_says_how_often_it_is_asked(fields, samples, during):
+    config = PolicyConfig(**fields)
+    assert policy_of(config).pace(config) == samples
+    assert policy_of(config).during_plans(config) is during
+
+
 def test_keys_of_an_older_or_newer_version_are_told_apart_from_every_policys_own():
-    own = (("loop.plan_ended_at", 1.0), ("met.split_load:t", 5.0), ("met.reclassify:p1", 1.0),
+    own = (("loop.plan_ended_at", 1.0), ("loop.plan_in_flight", 6.0), ("met.split_load:t", 5.0), ("met.reclassify:p1", 1.0),
            ("met.cycle_need:3", 2.0), ("1795341600.000|rs1", 0.4), ("tt|1795341600.000", 3.0))
     strange = (("met.some_future_key", 2.0), ("met.cycle_at:07", 1.0), ("tt|soon", 1.0),
                ("elsewhere.key", 1.5))
