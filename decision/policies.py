@@ -3,10 +3,10 @@
 A policy is a pure function (snapshot, config, memory) -> Plan whose plan carries the memory
 to keep. The registry maps a policy's key to it and to what the daemon needs to know of it
 (the config fields that select it, whether it places partitions itself, the history keys it
-reads, how often it is asked); `policy_key` finds the key from the config (`policy.name`, and `paper_faithful` for
-MET as the paper writes it). Nothing else looks at a policy's name. A new policy is a module
-of its own under decision/ with such a function, its name in PolicyConfig.name, and one line
-in POLICIES.
+reads, how often it is asked); `policy_key` finds the key from the config (`policy.name`, and
+`paper_faithful` for MET as the paper writes it). Nothing else looks at a policy's name. A new
+policy is a module of its own under decision/ with such a function, its name in
+PolicyConfig.name, and one line in POLICIES.
 """
 from __future__ import annotations
 
