@@ -79,7 +79,8 @@ POLICIES: Mapping[str, Registered] = MappingProxyType({
     # the default: MET's health, then rules (decision/rules/)
     "met": Registered(decide_met, {"name": "met", "paper_faithful": False}, True, _met_key,
                       pace=lambda config: 1 if config.size_from_demand else 6,
-                      during_plans=lambda config: config.size_from_demand),
+                      during_plans=lambda config: config.size_from_demand
+                      and config.extend_plans),
     # MET as the paper writes it
     "met-paper": Registered(decide_met_paper, {"name": "met", "paper_faithful": True}, True,
                             _met_key, pace=lambda config: 6),

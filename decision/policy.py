@@ -338,6 +338,12 @@ class PolicyConfig(BaseModel):
         300.0, ge=0, allow_inf_nan=False, description="More than one node in a scale-in only "
         "while the busy partitions to move off them stream within this many seconds at "
         "move_mb_s.")
+    extend_plans: bool = Field(
+        True, description="With size_from_demand: while a plan runs the control loop asks the "
+        "policy at every sample; a hot partition is split at once and demand whose forecast "
+        "outgrew the size the plan leads to launches more nodes into that plan (the executor "
+        "adds them while the plan still launches). false: nothing is decided until the plan "
+        "ends.")
     even_out: bool = Field(
         True, description="With size_from_demand: when one node carries more than "
         "even_tolerance over the mean and is near its capacity, move busy partitions off the "

@@ -1,7 +1,8 @@
 """While a plan is carried out (the control loop asks the policy at every sample meanwhile and
 says so in the memory: DecisionMemory.plan_in_flight), the rules observe as at any decision
 (capacity, demand, lead time keep learning) and only two things may happen, as an extension of
-that plan (`size_from_demand`; the executor adds them while the plan still launches):
+that plan (`extend_plans`, with size_from_demand; the executor adds them while the plan still
+launches):
   - a node over its capacity by one hot partition gets the split at once (rules/split_fit.py);
   - when the demand's forecast over the lead time has outgrown the size the plan in flight
     leads to, more nodes are launched at once, their boot not waiting for the plan's moves,
@@ -29,7 +30,7 @@ def during_plan(rules: Sequence[Rule], ctx: Context, target: int) -> Plan:
     """The decision while a plan leading to `target` nodes runs: an extension or a hold."""
     ctx = observed(rules, ctx)
     view, policy = ctx.view, ctx.policy
-    if view is None or not policy.size_from_demand:
+    if view is None or not policy.size_from_demand or not policy.extend_plans:
         return hold(ctx, "plan_in_flight", f"a plan to {target} nodes is being carried out")
     if policy.split_hot_partitions and policy.data_placement == "metctl":
         hot = too_hot(ctx)

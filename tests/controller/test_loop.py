@@ -165,13 +165,15 @@ def test_while_a_plan_runs_the_policy_sized_from_demand_is_asked_and_may_extend_
     # asked during the plan, told the size it leads to (then the extension's too)
     assert asked[1:3] == [4.0, 5.0] and len(ex.extensions) == 2
     assert loop.memory.plan_in_flight() is None  # the loop's word is not kept in its memory
-    # sized by MET's marks the policy is not asked while a plan runs
-    asked.clear()
-    ex = ExtendingExecutor(ticks_per_plan=20)
-    loop = ControlLoop(FakeCollector(), ex, PolicyConfig(size_from_demand=False),
-                       LoopSettings(memory_path=None), FakeClock(), decide_fn=decide_fn)
-    loop.run(until=200)
-    assert ex.extensions == [] and None in asked and 4.0 not in asked
+    # sized by MET's marks, or extend_plans off, the policy is not asked while a plan runs
+    for policy in (PolicyConfig(size_from_demand=False),
+                   PolicyConfig(size_from_demand=True, extend_plans=False)):
+        asked.clear()
+        ex = ExtendingExecutor(ticks_per_plan=20)
+        loop = ControlLoop(FakeCollector(), ex, policy, LoopSettings(memory_path=None),
+                           FakeClock(), decide_fn=decide_fn)
+        loop.run(until=200)
+        assert ex.extensions == [] and None in asked and 4.0 not in asked
 
 
 def test_samples_every_interval_and_decides_every_n_samples():

@@ -32,10 +32,11 @@ def test_a_plan_in_flight_that_carries_the_demand_is_left_to_finish():
     assert idle.is_empty and idle.reason.startswith("hold (plan_in_flight)")
 
 
-def test_sized_by_mets_marks_a_plan_in_flight_is_never_extended():
-    off = SIZED.model_copy(update={"size_from_demand": False})
-    plan = decide(short_cluster(3.0), off, DONE.with_plan_in_flight(5))
-    assert plan.is_empty and plan.reason.startswith("hold (plan_in_flight)")
+def test_switched_off_or_sized_by_mets_marks_a_plan_in_flight_is_never_extended():
+    for off in (SIZED.model_copy(update={"extend_plans": False}),
+                SIZED.model_copy(update={"size_from_demand": False})):
+        plan = decide(short_cluster(3.0), off, DONE.with_plan_in_flight(5))
+        assert plan.is_empty and plan.reason.startswith("hold (plan_in_flight)")
 
 
 def test_the_loops_word_that_a_plan_ended_clears_the_plan_in_flight():
