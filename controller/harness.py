@@ -4,6 +4,7 @@ Recorder of what the loop did. `metctl simulate`, `metctl run` (on the demo conf
 benches and the tests build their simulated runs here."""
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -154,6 +155,10 @@ class SimRun:
     def run(self, until: float | None = None, *, progress: Callable[[float], None] | None = None,
             rounds: int | None = None) -> None:
         end = self.scenario.duration_s if until is None else until
+        # simulated time moves in whole ticks: an end between two (a replayed recording lasts
+        # 38.187 s) is rounded up to the next, or the loop waited for a time it never reached
+        tick = self.cluster.settings.tick_s
+        end = math.ceil(end / tick - 1e-9) * tick
         t0 = time.perf_counter()
         self.loop.run(until=end, rounds=rounds, on_iteration=progress)
         if rounds is None and self.cluster.t < end:

@@ -4,6 +4,7 @@ import pytest
 import yaml
 
 from controller.cli import main
+from tests.fixtures.poll import poll
 
 LIVE = {
     "cluster": "t",
@@ -110,17 +111,22 @@ def test_sigterm_ends_a_run_with_its_report_written(tmp_path):
     import signal
     import subprocess
     import sys
-    import time
 
     out = tmp_path / "report"
-    proc = subprocess.Popen([sys.executable, "-m", "controller.cli", "run", "--api", "off", "--out", str(out)],
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log_file = tmp_path / "stderr.log"
+    with log_file.open("w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "controller.cli", "run", "--api", "off", "--out", str(out)],
+                                cwd=tmp_path, stdout=subprocess.PIPE, stderr=err, text=True)
     try:
-        time.sleep(8)  # started and simulating (the demo paces simulated time)
+        # started, its handlers installed and simulating: its first decision is logged (a fixed
+        # sleep sent SIGTERM before the handlers on a loaded machine: exit -15)
+        poll(lambda: '"event": "decision"' in log_file.read_text(), 180, "the run's first decision",
+             every_s=0.5)
         proc.send_signal(signal.SIGTERM)
-        stdout, stderr = proc.communicate(timeout=60)
+        stdout, _ = proc.communicate(timeout=120)
     finally:
         proc.kill()
+    stderr = log_file.read_text()
     assert proc.returncode == 143, stderr[-2000:]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["duration_s"] > 0 and summary["total_ops"] > 0
