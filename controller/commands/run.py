@@ -201,6 +201,8 @@ def _command(config_path, once, out_dir, api, observe, snapshots_dir, keep_snaps
                     control=True, clock=lambda cluster: PacedSimClock(cluster, speed))
     view.run = run
     out = Path(out_dir or f"out/run-{run.scenario.name}")
+    from controller.commands.simulate import check_out_dir
+    check_out_dir(out)  # before simulating, not after (it was "[Errno 17] File exists")
     terminated: SystemExit | None = None
     try:
         start_daemon(run.daemon, console)  # the console's address is the first thing printed

@@ -131,3 +131,15 @@ def test_sigterm_ends_a_run_with_its_report_written(tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["duration_s"] > 0 and summary["total_ops"] > 0
     assert "report in" in stdout
+
+
+def test_run_out_dev_null_is_refused_before_the_simulation(tmp_path, monkeypatch, capsys):
+    """Issue 24 item 10: `run --out /dev/null --once` simulated the whole round, then failed
+    with "[Errno 17] File exists". The output directory is checked first (as `simulate` does):
+    exit 2, one line naming --out, nothing simulated."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--out", "/dev/null", "--once", "--api", "off"]) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and "--out" in err[0] and "/dev/null" in err[0], err
+    assert "decision" not in captured.out + captured.err  # no round was simulated
