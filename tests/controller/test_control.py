@@ -338,3 +338,30 @@ def test_nodes_protected_while_a_plan_runs_keep_their_profile(tmp_path):
     skipped = [s for s in steps if s["op"] == "reconfigure"]
     assert skipped and all(s["state"] == "skipped" and "protected" in s["note"] for s in skipped)
     plane.close()
+
+
+def test_ipv6_api_address_is_logged_and_dialled_with_brackets(tmp_path, caplog):
+    """Issue 24 item 14: an IPv6 API address was logged as `http://::1:19468/v1/`, which no
+    client can use. The log line and the CLI's derived URL bracket the address."""
+    import logging
+
+    from controller.api_client import ApiClient
+
+    store = FileControlStore(tmp_path / "control.json")
+    settings = ControlSettings(api_address="[::1]:0", token_file=str(tmp_path / "token"))
+    server = ApiServer(settings, store, LiveStatus(), token="t", gate=ControlGate(settings, store))
+    with caplog.at_level(logging.INFO, logger="metctl"):
+        host, port = server.start()
+    try:
+        line = next(r.getMessage() for r in caplog.records if "HTTP API on" in r.getMessage())
+        url = line.split("HTTP API on ", 1)[1].split()[0]
+        assert url == f"http://[::1]:{port}/v1/"
+        assert requests.get(url + "status", timeout=10).status_code == 200
+        cfg = tmp_path / "metctl.yaml"
+        cfg.write_text(f"cluster: demo\ndatastore: {{driver: sim}}\ncontrol:\n"
+                       f"  api_address: '[::1]:{port}'\n  token_file: {tmp_path / 'token'}\n")
+        client = ApiClient.from_options(str(cfg), None, None)
+        assert client.base == f"http://[::1]:{port}"
+        assert client.call("GET", "/v1/status") is not None
+    finally:
+        server.close()
