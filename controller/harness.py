@@ -14,7 +14,7 @@ from actuator.journal import Journal
 from controller.assembly import Daemon, assemble
 from controller.config import MetctlConfig
 from controller.console.view import sim_tenants
-from controller.loop import ControlLoop, HoldCause, LoopObserver
+from controller.loop import ControlLoop, HoldCause, LoopObserver, cause_name
 from controller.production import Production
 from decision.model import ClusterSnapshot, Plan
 from decision.policies import policy_of
@@ -57,8 +57,8 @@ class Recorder(LoopObserver):
                                              plan.sizing.target, plan.sizing.delta, len(plan.actions), kinds))
         self.last_snapshot = snapshot
 
-    def on_hold(self, now: float, cause: HoldCause, words: str) -> None:
-        self.holds.append((now, cause.value, words))
+    def on_hold(self, now: float, cause: HoldCause | str, words: str) -> None:
+        self.holds.append((now, cause_name(cause), words))
 
     def on_action(self, now: float, event: str, plan_id: str | None, status: object | None) -> None:
         self.plan_events.append((now, event, plan_id))

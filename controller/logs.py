@@ -11,6 +11,7 @@ keys, `password=…`, `X-Auth-Token: …`, URLs with user:password@).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -121,21 +122,28 @@ def setup_logging(settings: Any = None, stream: IO[str] | None = None) -> loggin
 
 # ---- what the loop reports ------------------------------------------------------------------
 def log_decision(logger: logging.Logger, plan: Plan, plan_id: str | None) -> None:
-    """One line per decision: its reason, sizing and how many actions, with the plan id."""
-    logger.info(
-        "decision: %s", plan.reason or plan.sizing.reason or "no change",
-        extra={"event": "decision", "plan_id": plan_id, "reason": plan.reason,
-               "policy": plan.policy, "current": plan.sizing.current,
-               "target": plan.sizing.target, "sizing_reason": plan.sizing.reason,
-               "actions": len(plan.actions)},
-    )
+    """One line per decision that makes a plan: its kind in the message, the reason once (a
+    piped log is read line by line: each word says something once), sizing and actions."""
+    from controller.telemetry import decision_kind
+
+    extra = {"event": "decision", "plan_id": plan_id, "reason": plan.reason or plan.sizing.reason,
+             "policy": plan.policy, "current": plan.sizing.current,
+             "target": plan.sizing.target, "actions": len(plan.actions)}
+    if plan.sizing.reason and plan.sizing.reason != extra["reason"] \
+            and plan.sizing.reason not in extra["reason"]:
+        extra["sizing_reason"] = plan.sizing.reason
+    logger.info("decision: %s", decision_kind(plan), extra=extra)
 
 
 def log_hold(logger: logging.Logger, reason: str, detail: str = "",
-             plan_id: str | None = None) -> None:
-    """A decision not taken (stale metrics, cooldown, not leader …): why."""
-    logger.info("hold: %s%s", reason, f" ({detail})" if detail else "",
-                extra={"event": "hold", "plan_id": plan_id, "reason": reason, "detail": detail})
+             plan_id: str | None = None, plan: Any = None) -> None:
+    """A round that ends without a plan (stale metrics, cooldown, the policy's own hold …): the
+    cause and its words, once; with the policy's `plan`, the size it kept."""
+    extra: dict[str, Any] = {"event": "hold", "plan_id": plan_id, "reason": reason,
+                             "detail": detail}
+    if plan is not None:
+        extra.update(policy=plan.policy, current=plan.sizing.current, target=plan.sizing.target)
+    logger.info("hold: %s", reason, extra=extra)
 
 
 def log_action(logger: logging.Logger, action: Any, plan_id: str | None, result: str,
@@ -151,3 +159,17 @@ def log_action(logger: logging.Logger, action: Any, plan_id: str | None, result:
                "reason": getattr(action, "reason", ""), "duration_s": duration_s,
                "error": error, **fields},
     )
+
+
+@contextlib.contextmanager
+def log_stream(stream: IO[str]):
+    """metctl's log lines go to `stream` for a while: the live view passes its console's
+    stderr proxy, so a line is printed above the view, never through it (in tmux each line
+    written past the view left a stale copy of the view in the scrollback)."""
+    handlers = [h for h in logging.getLogger(ROOT).handlers if getattr(h, "_metctl", False)]
+    old = [h.setStream(stream) for h in handlers]
+    try:
+        yield
+    finally:
+        for h, s in zip(handlers, old):
+            h.setStream(s)

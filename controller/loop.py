@@ -16,11 +16,12 @@ Observers (the live view, the report, Prometheus telemetry) get `on_sample`, `on
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Callable, Protocol, Sequence
 
 from controller.clock import Clock
+from controller.hold_causes import policy_hold
 from controller.loop_settings import LoopSettings
 from decision import decide
 from decision.model import PLAN_IN_FLIGHT, ClusterSnapshot, DecisionMemory, Plan
@@ -43,7 +44,7 @@ class HoldCause(str, Enum):
     COOLDOWN = "cooldown"  # a size change too soon after a scale-out
     BOUNDS = "bounds"  # the plan leaves min_nodes..max_nodes
     ERROR = "error"  # the iteration failed; backing off
-    NO_CHANGE = "no_change"  # the policy asked for nothing
+    NO_CHANGE = "no_change"  # the policy asked for nothing (its own causes: controller/hold_causes.py)
     PAUSED = "paused"  # an operator paused metctl (control.ControlGate)
     WINDOW = "window"  # scale-in / reconfiguration outside the maintenance windows
     OBSERVE = "observe"  # observe-only mode: decide and explain, never act
@@ -56,7 +57,7 @@ class LoopObserver:
 
     def on_decision(self, now: float, plan: Plan, plan_id: str | None, snapshot: ClusterSnapshot) -> None: ...
 
-    def on_hold(self, now: float, cause: HoldCause, words: str) -> None: ...
+    def on_hold(self, now: float, cause: HoldCause | str, words: str) -> None: ...
 
     def on_action(self, now: float, event: str, plan_id: str | None, status: object | None) -> None: ...
 
@@ -105,12 +106,28 @@ class MemoryStore:
 
 @dataclass
 class LoopCounters:
+    """Every decision round is counted once in `decisions` and ends in a plan submitted
+    (`plans`) or a hold (`holds`): decisions == plans + holds. A hold before the policy ran
+    (stale metrics, an error) is a round too."""
+
     samples: int = 0
     decisions: int = 0
     holds: int = 0
     plans: int = 0
     plans_failed: int = 0
     errors: int = 0
+    by_cause: dict[str, int] = field(default_factory=dict)  # holds by cause
+
+    def line(self) -> str:
+        """The one way a run says what it decided: `20 decisions: 2 plans, 18 holds
+        (within_slo 12, transient 6)`."""
+        causes = ", ".join(f"{c} {n}" for c, n in sorted(self.by_cause.items(), key=lambda x: (-x[1], x[0])))
+        return (f"{_count(self.decisions, 'decision')}: {_count(self.plans, 'plan')}, "
+                f"{_count(self.holds, 'hold')}" + (f" ({causes})" if causes else ""))
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 class ControlLoop:
@@ -147,18 +164,18 @@ class ControlLoop:
             on_iteration: Callable[[float], None] | None = None) -> None:
         """Iterate until simulated/real time reaches `until`, or `rounds` decision rounds ran
         (a round is a decision or a hold at decision time), whichever comes first."""
-        start_rounds = self.counters.decisions + self.counters.holds
+        start_rounds = self.counters.decisions
         while True:
             now = self.clock.now()
             if until is not None and now >= until:
                 return
-            if rounds is not None and self.counters.decisions + self.counters.holds - start_rounds >= rounds \
+            if rounds is not None and self.counters.decisions - start_rounds >= rounds \
                     and not self.executor.busy:
                 return
             wait = self.iterate()
             if on_iteration is not None:
                 on_iteration(self.clock.now())
-            if rounds is not None and self.counters.decisions + self.counters.holds - start_rounds >= rounds \
+            if rounds is not None and self.counters.decisions - start_rounds >= rounds \
                     and not self.executor.busy:
                 return
             if until is not None:
@@ -242,14 +259,17 @@ class ControlLoop:
                    else f"{plan.policy}-{self.counters.plans + 1:04d}-{int(now)}")
         for o in self.observers:
             _safe(o.on_decision, now, plan, plan_id, snapshot)
-        log_decision(log, plan, plan_id)
         if plan.is_empty:
             self._commit_memory(plan.memory)
-            self.last_hold = (HoldCause.NO_CHANGE, plan.reason or "no change")
+            # the policy's own hold: counted, logged (one line) and shown like the loop's
+            # (controller/hold_causes.py)
+            self._hold(now, *policy_hold(plan.reason or plan.sizing.reason), decided=True, plan=plan)
             return
+        log_decision(log, plan, plan_id)
         cause = self._veto(now, plan)
         if cause is not None:
-            self._hold(now, *cause)  # the memory stays: a vetoed plan did not happen
+            # the memory stays: a vetoed plan did not happen
+            self._hold(now, *cause, decided=True)
             return
         assert plan_id is not None  # a plan with actions has one
         self.executor.submit(plan, plan_id)
@@ -334,10 +354,17 @@ class ControlLoop:
         self.memory = memory
         self.memory_store.save(memory)
 
-    def _hold(self, now: float, cause: HoldCause, words: str) -> None:
+    def _hold(self, now: float, cause: HoldCause | str, words: str, *, decided: bool = False,
+              plan: Plan | None = None) -> None:
+        """A round ends without a plan. `cause`: the loop's HoldCause, or the policy's cause
+        (a str) for its `plan` without actions; `decided`: the round's decision is counted."""
+        if not decided:
+            self.counters.decisions += 1
         self.counters.holds += 1
+        name = cause_name(cause)
+        self.counters.by_cause[name] = self.counters.by_cause.get(name, 0) + 1
         self.last_hold = (cause, words)
-        log_hold(log, cause.value, words)
+        log_hold(log, name, words, plan=plan)
         for o in self.observers:
             _safe(o.on_hold, now, cause, words)
 
@@ -364,6 +391,11 @@ class ControlLoop:
         for o in self.observers:
             _safe(o.on_action, now, state, plan_id, status)
         return 0.0
+
+
+def cause_name(cause: HoldCause | str) -> str:
+    """A hold cause's name, whether the loop's (an Enum member) or the policy's (a str)."""
+    return cause.value if isinstance(cause, HoldCause) else str(cause)
 
 
 def _safe(fn: Callable, *args) -> None:

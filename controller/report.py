@@ -221,7 +221,8 @@ def summarize(run: Any, policy: str, *, seed: int | None = None, oracle: bool = 
         "plans": {"submitted": sum(1 for _, ev, _ in ends if ev == "submitted"),
                   "done": sum(1 for _, ev, _ in ends if ev == "done"),
                   "failed": sum(1 for _, ev, _ in ends if ev in ("failed", "abandoned"))},
-        "decisions": len(rec.decisions),
+        # every round once: a plan submitted or a hold (controller.loop.LoopCounters)
+        "decisions": run.loop.counters.decisions,
         "holds": dict(sorted(holds.items())),
         "slo_latency_ms": sc.slo_latency_ms,
         "slo_interval_s": sc.slo_interval_s,

@@ -14,6 +14,8 @@ command -v promtool >/dev/null && command -v prometheus >/dev/null || need+=(pro
 command -v prometheus-node-exporter >/dev/null || need+=(prometheus-node-exporter)
 # a real browser for the console's tests (Playwright drives it; its own download is not used)
 [ -x /usr/bin/chromium ] || need+=(chromium)
+# tmux: the live view's test in a real terminal (capture-pane shows what an operator sees)
+command -v tmux >/dev/null || need+=(tmux)
 if ((${#need[@]})); then
   if [ "$(id -u)" != 0 ]; then echo "missing test components (${need[*]}); run as root" >&2; exit 2; fi
   apt-get update -qq

@@ -3,12 +3,49 @@ decision or hold with the reason, each node's verdict, and the controls in force
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
 
 from controller.api_client import api_options, status_lines
 from rich.console import Console
 from rich.table import Table
+
+
+def explain_lines(doc: dict[str, Any]) -> list[Any]:
+    """What `explain` prints for a `GET /v1/status` document: str lines and a rich Table of
+    the verdicts. A round ends in a plan or a hold, said with the same words as the live view
+    and the end-of-run line (`hold (<cause>)`, controller/hold_causes.py)."""
+    out: list[Any] = []
+    last = doc.get("last_decision")
+    if not last:
+        out.append("no decision yet")
+    else:
+        sizing = last.get("sizing") or {}
+        hold = last.get("hold")
+        if hold:
+            head = f"last decision: hold ({hold['cause']}): {hold['words']}"
+        else:
+            head = f"last decision: {last['kind']}: {last.get('reason') or '-'}"
+        if sizing:
+            head += (f" — {sizing['current']} -> {sizing['target']} nodes, "
+                     f"{last.get('actions', 0)} actions")
+            if hold and last.get("actions"):
+                head += " not carried out"
+        out.append(head)
+        if hold and last.get("actions") and last.get("reason"):
+            out.append(f"the plan held back: {last['reason']}")
+        if last.get("verdicts"):
+            t = Table("node", "verdict", "why")
+            for v in last["verdicts"]:
+                t.add_row(v["node"], v["verdict"], "; ".join(v["reasons"]))
+            out.append(t)
+    flight = doc.get("plan_in_flight")
+    if flight:
+        out.append(f"plan in flight {flight['plan_id']}: phase {flight.get('phase')}, "
+                   f"{flight.get('done')}/{flight.get('total')} actions")
+    out.extend(status_lines(doc))
+    return out
 
 
 @click.command(name="explain")
@@ -22,27 +59,8 @@ def command(client, fmt):
         return
 
     console = Console()
-    last = doc.get("last_decision")
-    if not last:
-        console.print("no decision yet", markup=False)
-    else:
-        sizing = last.get("sizing") or {}
-        head = f"last decision ({last['kind']}): {last.get('reason') or '-'}"
-        if sizing:
-            head += f" — {sizing['current']} -> {sizing['target']} nodes, {last.get('actions', 0)} actions"
-        console.print(head, markup=False, highlight=False)
-        if last.get("hold"):
-            console.print(f"held: {last['hold']['cause']}: {last['hold']['words']}", markup=False,
-                          highlight=False)
-        if last.get("verdicts"):
-            t = Table("node", "verdict", "why")
-            for v in last["verdicts"]:
-                t.add_row(v["node"], v["verdict"], "; ".join(v["reasons"]))
-            console.print(t)
-    flight = doc.get("plan_in_flight")
-    if flight:
-        console.print(f"plan in flight {flight['plan_id']}: phase {flight.get('phase')}, "
-                      f"{flight.get('done')}/{flight.get('total')} actions", markup=False,
-                      highlight=False)
-    for line in status_lines(doc):
-        console.print(line, markup=False, highlight=False)
+    for line in explain_lines(doc):
+        if isinstance(line, str):
+            console.print(line, markup=False, highlight=False)
+        else:
+            console.print(line)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -36,7 +37,7 @@ from controller.config import MetctlConfig, load_config
 from controller.control_plane import with_control_overrides
 from controller.errors import BadInput
 from controller.harness import SimRun, build_run
-from controller.loop import HoldCause, LoopObserver
+from controller.loop import LoopObserver, cause_name
 from controller.production import Production
 from controller.report import write_report
 from controller.snapshot_archive import DEFAULT_KEEP, ArchiveObserver, SnapshotArchive
@@ -73,43 +74,54 @@ class PacedSimClock(SimClock):
 
 
 class LiveView(LoopObserver):
-    """What an operator watches: nodes with profile, load and partitions; the last decision."""
+    """What an operator watches: nodes with profile, load, partitions and the last decision's
+    verdict; the last decision, hold and plan step, and the counts (LoopCounters.line)."""
 
     def __init__(self) -> None:
         self.run: SimRun | None = None
         self.last_decision = "-"
         self.last_hold = "-"
         self.last_action = "-"
+        self.verdicts: dict[str, str] = {}  # host -> the last decision's verdict
 
     def on_decision(self, now, plan, plan_id, snapshot) -> None:
-        self.last_decision = (f"{now / 60:5.1f} min  {plan.reason or plan.sizing.reason}  "
-                              f"({len(plan.actions)} actions{', plan ' + plan_id if plan_id else ''})")
+        self.verdicts = {v.node.split(",")[0]: v.verdict for v in plan.health.nodes}
+        self.last_decision = (f"{now / 60:5.1f} min  {plan.sizing.current} -> {plan.sizing.target} "
+                              f"nodes, {len(plan.actions)} actions"
+                              + (f", plan {plan_id}: {plan.reason or plan.sizing.reason}" if plan_id else ""))
 
-    def on_hold(self, now, cause: HoldCause, words: str) -> None:
-        self.last_hold = f"{now / 60:5.1f} min  {cause.value}: {words}"
+    def on_hold(self, now, cause, words: str) -> None:
+        self.last_hold = f"{now / 60:5.1f} min  {cause_name(cause)}: {words}"
 
     def on_action(self, now, event, plan_id, status) -> None:
         self.last_action = f"{now / 60:5.1f} min  plan {plan_id}: {event}"
 
     def render(self) -> Group:
+        from controller.render import VERDICT_STYLE
+
         run = self.run
         assert run is not None, "render() after the run is built"
         c = run.cluster
         t = Table(title=f"{run.scenario.name} — simulated {c.t / 60:.1f} / {run.scenario.duration_s / 60:.0f} min "
                         f"— policy {run.config.policy.name}", expand=False)
-        for col in ("node", "profile", "state", "cpu", "io_wait", "mem", "regions", "ops/s"):
-            t.add_column(col, justify="right" if col in ("cpu", "io_wait", "mem", "regions", "ops/s") else "left")
+        numeric = ("cpu", "io_wait", "mem", "regions", "ops/s")
+        for col in ("node", "profile", "state", "cpu", "io_wait", "mem", "regions", "ops/s", "verdict"):
+            t.add_column(col, justify="right" if col in numeric else "left", no_wrap=True)
         for n in c.node_views():
-            style = "red" if n.cpu >= run.config.policy.cpu_high or n.io_wait >= run.config.policy.io_wait_high else ""
+            verdict = self.verdicts.get(n.host, "-")
             t.add_row(n.host, n.profile, n.state, f"{n.cpu:.0%}", f"{n.io_wait:.0%}", f"{n.memory:.0%}",
-                      str(n.regions), f"{n.ops_per_s:,.0f}", style=style)
+                      str(n.regions), f"{n.ops_per_s:,.0f}", Text(verdict, style=VERDICT_STYLE.get(verdict, "")))
         thr = c.throughput()
         lat = c.latency_ms()
         busy = "carrying out a plan" if run.executor.busy else "watching"
-        lines = Text.assemble(
-            (f"throughput {thr:,.0f} ops/s · latency {lat:.1f} ms · {busy}\n", "bold"),
-            f"decision: {self.last_decision}\nhold:     {self.last_hold}\nplan:     {self.last_action}")
-        return Group(t, lines)
+        lines = [Text(f"throughput {thr:,.0f} ops/s · latency {lat:.1f} ms · {busy} · "
+                      f"{run.loop.counters.line()}", style="bold")]
+        for label, value in (("decision", self.last_decision), ("hold", self.last_hold),
+                             ("plan", self.last_action)):
+            # one line each, cut at the terminal's width: a line that wraps changes the view's
+            # height between refreshes
+            lines.append(Text(f"{label + ':':9} {value}", no_wrap=True, overflow="ellipsis"))
+        return Group(t, *lines)
 
 
 def _status_line(run: SimRun) -> str:
@@ -209,7 +221,10 @@ def _command(config_path, once, out_dir, api, observe, snapshots_dir, keep_snaps
         if once:
             run.run(rounds=1)
         elif console.is_terminal:
-            with Live(view.render(), console=console, refresh_per_second=4, transient=False) as screen:
+            from controller.logs import log_stream
+
+            with Live(view.render(), console=console, refresh_per_second=4, transient=False) as screen, \
+                    log_stream(sys.stderr):  # Live's proxy: log lines print above the view
                 last = [0.0]
 
                 def refresh(now: float) -> None:
@@ -238,8 +253,8 @@ def _command(config_path, once, out_dir, api, observe, snapshots_dir, keep_snaps
         run.daemon.close()
     summary = write_report(run, out, config.policy.name)
     console.print(f"{summary['total_ops']:.0f} operations in {summary['duration_s'] / 60:.1f} simulated minutes, "
-                  f"{summary['node_minutes']:.0f} node-minutes, {summary['decisions']} decisions, "
-                  f"{sum(summary['holds'].values())} holds; report in {out}/")
+                  f"{summary['node_minutes']:.0f} node-minutes; {run.loop.counters.line()}; "
+                  f"report in {out}/", highlight=False, soft_wrap=True)
     if terminated is not None:
         raise terminated
 
@@ -280,13 +295,15 @@ class LiveLines(LoopObserver):
         self.console = console
 
     def on_decision(self, now, plan, plan_id, snapshot) -> None:
+        if plan.is_empty:
+            return  # the policy's hold: its own line follows (on_hold), said once
         line = (f"decision: {plan.reason or plan.sizing.reason} ({len(plan.actions)} actions"
                 f"{', plan ' + plan_id if plan_id else ''})")
         # the loop logs decisions and holds itself; this is the operator's console line
         self.console.print(line, highlight=False, markup=False, soft_wrap=True)
 
-    def on_hold(self, now, cause: HoldCause, words: str) -> None:
-        line = f"hold: {cause.value}: {words}"
+    def on_hold(self, now, cause, words: str) -> None:
+        line = f"hold: {cause_name(cause)}: {words}"
         self.console.print(line, highlight=False, markup=False, soft_wrap=True)
 
     def on_action(self, now, event, plan_id, status) -> None:
@@ -336,5 +353,5 @@ def run_live(config: MetctlConfig, path: str, once: bool,
     finally:
         daemon.close()
     c = daemon.loop.counters
-    console.print(f"{c.decisions} decisions, {c.holds} holds, {c.errors} errors; journal "
-                  f"{config.executor.journal_path}", highlight=False)
+    console.print(f"{c.line()}, {c.errors} errors; journal {config.executor.journal_path}",
+                  highlight=False, soft_wrap=True)

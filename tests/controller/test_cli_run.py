@@ -143,3 +143,68 @@ def test_run_out_dev_null_is_refused_before_the_simulation(tmp_path, monkeypatch
     err = captured.err.strip().splitlines()
     assert len(err) == 1 and "--out" in err[0] and "/dev/null" in err[0], err
     assert "decision" not in captured.out + captured.err  # no round was simulated
+
+
+def _sim_config(tmp_path, policy="static", **sections):
+    """A simulated-cluster config in tmp_path running the small scenario as fast as it can."""
+    from tests.fixtures.simcluster import small_scenario_dict
+
+    scen = tmp_path / "small.yaml"
+    scen.write_text(yaml.safe_dump(small_scenario_dict(duration_s=600)))
+    doc = {"cluster": "demo", "policy": {"name": policy},
+           "infrastructure": {"driver": "sim"}, "datastore": {"driver": "sim"},
+           "simulator": {"scenario": str(scen), "run_speed": 0},
+           "loop": {"memory_path": None}, "telemetry": {"prometheus_enabled": False}}
+    for k, v in sections.items():
+        doc.setdefault(k, {}).update(v)
+    cfg = tmp_path / f"{policy}.yaml"
+    cfg.write_text(yaml.safe_dump(doc))
+    return cfg
+
+
+def test_holds_are_one_count_and_one_word_everywhere(tmp_path, monkeypatch, capsys, sim_stack):
+    """Issue 24 item 2: the end line said "20 decisions, 0 holds" when every decision was a
+    hold, the live view `hold: -`, `explain` "last decision (none)", observe mode "20 holds".
+    Every decision round is a plan carried out or a hold with its cause, counted once: the end
+    line, summary.json, observe mode, the live view and `explain` say the same."""
+    import json
+
+    from controller.commands.explain import explain_lines
+    from controller.commands.run import LiveView
+    from controller.control import LiveStatus
+
+    monkeypatch.chdir(tmp_path)
+    cfg = _sim_config(tmp_path)  # static: never acts, so every decision is a hold
+    lines = {}
+    for flags in ([], ["--observe"]):
+        out = tmp_path / ("observe" if flags else "act")
+        assert main(["run", "--config", str(cfg), "--api", "off", "--out", str(out), *flags]) == 0
+        summary = json.loads((out / "summary.json").read_text())
+        holds = sum(summary["holds"].values())
+        assert summary["decisions"] > 0
+        assert summary["decisions"] == holds + summary["plans"]["submitted"] == holds
+        assert set(summary["holds"]) == {"no_change"}
+        text = " ".join(capsys.readouterr().out.split())
+        assert f"{summary['decisions']} decisions" in text and f"{holds} holds" in text, text
+        lines[bool(flags)] = text
+    assert lines[False].split("report in")[0] == lines[True].split("report in")[0]
+
+    # the demo's own first decision: held or carried out, counted once
+    out = tmp_path / "demo"
+    assert main(["run", "--once", "--api", "off", "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["decisions"] == 1 == sum(summary["holds"].values()) + summary["plans"]["submitted"]
+
+    # the live view and explain show the hold with its cause
+    view, live = LiveView(), LiveStatus()
+    run = sim_stack("static", observers=[view, live])
+    view.run = run
+    run.run(until=400)
+    from rich.console import Console
+    console = Console(record=True, width=160)
+    console.print(view.render())
+    shown = console.export_text()
+    hold_line = next(ln for ln in shown.splitlines() if ln.startswith("hold:"))
+    assert "no_change" in hold_line, hold_line
+    said = explain_lines(live.copy())
+    assert str(said[0]).startswith("last decision: hold (no_change)"), said[0]
