@@ -14,9 +14,9 @@ from typing import Any
 
 import click
 
+from controller.config_files import FILE_OR_NAME, load_given_config
 from controller.errors import BadInput
 from controller.api import read_token
-from controller.config import load_config
 from datetime import datetime
 import requests
 
@@ -26,7 +26,7 @@ class ApiUnreachable(RuntimeError):
 
 
 def api_options(fn: Any) -> Any:
-    @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+    @click.option("--config", "config_path", type=FILE_OR_NAME, default=None,
                   help="metctl config (for control.api_address and control.token_file).")
     @click.option("--api", "api", default=None, metavar="URL",
                   help="The daemon's API, e.g. http://127.0.0.1:9465 (default from the config).")
@@ -48,7 +48,7 @@ class ApiClient:
     def from_options(cls, config_path: str | None, api: str | None,
                      token_file: str | None) -> ApiClient:
 
-        control = load_config(config_path).control
+        control = load_given_config(config_path).control
         if api is None:
             if control.api_address is None:
                 raise BadInput(config_path or "(default config)", "control.api_address",

@@ -20,7 +20,9 @@ from common.errors import DeprecatedKey
 COMMANDS = ("plan", "validate", "snapshot", "simulate", "run", "nodes", "status",
             # the daemon's HTTP API (docs/control.md)
             "pause", "resume", "pin", "unpin", "protect", "unprotect", "explain", "events",
-            "hbase-jars", "scenario")
+            "hbase-jars", "scenario",
+            # the files metctl ships, by name (controller/config_files.py)
+            "config")
 
 
 class _LazyGroup(click.Group):

@@ -34,9 +34,11 @@ HEADER = """# metctl configuration reference
 by hand (a test fails when this file and the models disagree). -->
 
 metctl reads one YAML file (`metctl run --config FILE`, `metctl plan --config FILE`,
-`metctl validate FILE`). Every key is optional: a missing key takes the default below. Unknown
-keys are refused with an error naming the file and the key. Units are in the names (`_s`
-seconds, `_mb` megabytes); fractions are 0..1.
+`metctl validate FILE`; FILE may be a shipped config by name, `config:met`: `metctl config
+list`). A file given this way names its `cluster` and `datastore.driver` (`sim` for the
+simulator: it runs only when asked); an empty file is refused. Every other key is optional: a
+missing key takes the default below. Unknown keys are refused with an error naming the file
+and the key. Units are in the names (`_s` seconds, `_mb` megabytes); fractions are 0..1.
 
 Each key has a level (column "level"):
 

@@ -17,21 +17,21 @@ import click
 from actuator.drivers import TAG_CLUSTER, TAG_LAUNCH, TAG_MANAGED, TAG_PROFILE, DriverError, NotOwnedError
 from actuator.factory import UnsupportedDriver, make_infrastructure
 from actuator.userdata import render_user_data
-from controller.config import load_config
+from controller.config_files import FILE_OR_NAME, load_given_config
 from controller.errors import BadInput
 from decision.model import PROFILES
 from rich.console import Console
 from rich.table import Table
 import inspect
 
-_config_option = click.option("--config", "config_file", metavar="FILE", default=None,
+_config_option = click.option("--config", "config_file", metavar="FILE", default=None, type=FILE_OR_NAME,
                               help="metctl config (YAML): cluster name and infrastructure driver. Default: built-in.")
 _format_option = click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
                               show_default=True)
 
 
 def _driver(config_file: str | None):
-    config = load_config(config_file)
+    config = load_given_config(config_file)
     try:
         return config, make_infrastructure(config.infrastructure, config.cluster)
     except UnsupportedDriver as err:

@@ -13,6 +13,7 @@ import sys
 import click
 
 from common.cyclic_gc import cyclic_gc_paused
+from controller.config_files import FILE_OR_NAME, load_given_config
 from controller.json_out import plan_to_json
 from controller.snapshot_io import read_snapshot
 from controller.state import read_memory, write_memory
@@ -22,10 +23,12 @@ from decision.policy import PolicyConfig
 
 
 @click.command(name="plan")
-@click.option("--snapshot", "snapshot_file", required=True, metavar="FILE",
-              help="ClusterSnapshot to plan for (JSON if it ends in .json, else YAML).")
-@click.option("--config", "config_file", metavar="FILE", default=None,
-              help="metctl config (YAML); its `policy:` section decides. Default: built-in.")
+@click.option("--snapshot", "snapshot_file", required=True, metavar="FILE", type=FILE_OR_NAME,
+              help="ClusterSnapshot to plan for (JSON if it ends in .json, else YAML), or a "
+                   "shipped one by name: example:met-5-nodes (metctl config list).")
+@click.option("--config", "config_file", metavar="FILE", default=None, type=FILE_OR_NAME,
+              help="metctl config (YAML, or config:NAME); its `policy:` section decides. "
+                   "Default: built-in.")
 @click.option("--state", "state_file", metavar="FILE", default=None,
               help="Decision memory: read if it exists, updated memory written back.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
@@ -52,8 +55,7 @@ def _plan_text(snapshot_file: str, config_file: str | None, state_file: str | No
         # section's settings: drivers, HA, the API, telemetry) cost ~0.1 s per plan.
         policy = PolicyConfig()
     else:
-        from controller.config import load_config  # noqa: PLC0415 — `metctl plan` without --config never loads the config models (~0.1 s a plan)
-        policy = load_config(config_file).policy
+        policy = load_given_config(config_file).policy
     snapshot = read_snapshot(snapshot_file)
     memory = read_memory(state_file) if state_file else DecisionMemory()
     plan = decide(snapshot, policy, memory)

@@ -35,6 +35,7 @@ from rich.text import Text
 from controller.assembly import Daemon, assemble
 from controller.config import MetctlConfig, load_config
 from controller.control_plane import with_control_overrides
+from controller.config_files import FILE_OR_NAME, load_given_config
 from controller.errors import BadInput
 from controller.harness import SimRun, build_run
 from controller.loop import LoopObserver, cause_name
@@ -131,8 +132,9 @@ def _status_line(run: SimRun) -> str:
 
 
 @click.command(name="run")
-@click.option("--config", "config_path", metavar="FILE", default=None,
-              help="metctl config YAML (default: the embedded demo, configs/demo.yaml).")
+@click.option("--config", "config_path", metavar="FILE", default=None, type=FILE_OR_NAME,
+              help="metctl config YAML, or config:NAME (default: the embedded demo, "
+                   "config:demo). It names its cluster and datastore.driver.")
 @click.option("--once", is_flag=True, help="Run until the first decision round, report, exit.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
               help="Where the end-of-run report goes (default: out/run-<scenario>; simulated "
@@ -197,7 +199,8 @@ def _sigterm_as_interrupt():
 def _command(config_path, once, out_dir, api, observe, snapshots_dir, keep_snapshots, *,
              held: contextlib.ExitStack):
     path = config_path or str(DEMO_CONFIG)
-    config = with_control_overrides(load_config(path), api=api, observe=observe)
+    given = load_given_config(config_path, acting=True) if config_path else load_config(path)
+    config = with_control_overrides(given, api=api, observe=observe)
     live = config.infrastructure.driver != "sim" or config.datastore.driver != "sim"
     # one daemon per state directory, locked until the run ends (held: closed by the caller)
     held.enter_context(one_daemon(config, live=live))

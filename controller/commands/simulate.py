@@ -29,7 +29,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from controller.config import load_config
+from controller.config_files import FILE_OR_NAME, load_given_config
 from controller.options import SEED
 from controller.errors import BadInput
 from controller.cost import DEFAULT_TARGET, check_target, cost_at_slo, smallest_static, static_over_oracle, spread
@@ -134,7 +134,7 @@ def check_out_dir(out: Path) -> None:
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
               help="Output directory (default: out/<scenario>-<policy or compare>).")
 @click.option("--seed", type=SEED, default=None, help="Random seed (default: the scenario's).")
-@click.option("--config", "config_path", metavar="FILE", default=None,
+@click.option("--config", "config_path", metavar="FILE", default=None, type=FILE_OR_NAME,
               help="metctl config YAML (default: the embedded one).")
 @click.option("--transfer", type=click.Choice(("none", "incremental", "parallel")), default=None,
               help="Override how moves transfer data (see simulator.data_transfer).")
@@ -149,7 +149,7 @@ def command(scenario_path, policy, compare, out_dir, seed, config_path, transfer
             slo_target):
     """Run a policy on the simulated cluster; write summary.json, a per-second CSV and plots."""
     target = _target(slo_target)
-    config = load_config(config_path)
+    config = load_given_config(config_path)
     scenario = load_scenario(scenario_path or config.simulator.scenario)
     logging.getLogger("metctl").setLevel(logging.WARNING)
     console = Console(stderr=True)

@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from controller.options import FiniteFloat
-from controller.config import load_config
+from controller.config_files import FILE_OR_NAME, load_given_config
 from controller.errors import BadInput
 from controller.snapshot_archive import DEFAULT_KEEP, SnapshotArchive
 from controller.snapshot_io import dump_snapshot
@@ -104,7 +104,7 @@ def snapshot_table(snapshot: ClusterSnapshot, verdict: tuple[bool, str]) -> list
 
 
 @click.command(name="snapshot")
-@click.option("--config", "config_file", metavar="FILE", default=None,
+@click.option("--config", "config_file", metavar="FILE", default=None, type=FILE_OR_NAME,
               help="metctl config (YAML); its `monitor:` section names the sources (with "
                    "`datastore.driver: cassandra`, the Cassandra nodes are one).")
 @click.option("--ganglia", multiple=True, metavar="HOST:PORT",
@@ -146,7 +146,7 @@ def command(config_file: str | None, ganglia: tuple[str, ...], prometheus: str |
         except OSError as err:
             raise BadInput(keep_dir, "--keep-dir", f"a directory metctl can create and write "
                            f"({err.strerror or type(err).__name__})") from None
-    config = load_config(config_file)
+    config = load_given_config(config_file)
     cassandra = config.datastore.driver == "cassandra"
     if cassandra and hbase_jmx:
         raise BadInput("command line", "--hbase-jmx", "no RegionServer URL with datastore.driver "

@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from actuator.journal import Journal, JournalError
-from controller.config import load_config
+from controller.config_files import FILE_OR_NAME, load_given_config
 from controller.errors import BadInput
 from controller.json_out import _finite
 from controller.production import status_lines
@@ -111,7 +111,7 @@ def _table(doc: dict[str, Any]) -> None:
 @click.command(name="status")
 @click.option("--journal", "journal_file", metavar="FILE", default=None,
               help="The executor's journal (SQLite). Default: the config's executor.journal_path.")
-@click.option("--config", "config_file", metavar="FILE", default=None,
+@click.option("--config", "config_file", metavar="FILE", default=None, type=FILE_OR_NAME,
               help="metctl config (YAML) naming the journal. Default: built-in.")
 @click.option("--plan", "plan_id", metavar="ID", default=None,
               help="Show this plan instead of the one in flight (or the latest).")
@@ -123,7 +123,7 @@ def command(journal_file: str | None, config_file: str | None, plan_id: str | No
     """Show the plan in flight (or the latest), each action's state and the last errors."""
     if journal_file is not None and config_file is not None:
         raise BadInput("--journal/--config", "", "one of --journal FILE or --config FILE, not both")
-    config = load_config(config_file)
+    config = load_given_config(config_file)
     path = journal_file
     field = ""
     if path is None:

@@ -86,6 +86,13 @@ def test_there_are_many_config_cases():
     assert len(CONFIG_CASES) > 500
 
 
+def named(doc: dict) -> dict:
+    """A config names its cluster and data store (or validate refuses it for that first)."""
+    doc.setdefault("cluster", "demo")
+    doc.setdefault("datastore", {}).setdefault("driver", "sim")
+    return doc
+
+
 @pytest.mark.parametrize("chunk", range(8))
 def test_every_config_leaf_refuses_every_bad_value(tmp_path, capsys, chunk):
     for i, (path, bad) in enumerate(CONFIG_CASES):
@@ -93,9 +100,9 @@ def test_every_config_leaf_refuses_every_bad_value(tmp_path, capsys, chunk):
             continue
         cfg = tmp_path / f"c{i}.yaml"
         if isinstance(bad, str) and bad.isdigit():  # a 200-digit number, written as a number
-            cfg.write_text(yaml.safe_dump(nested(path, 0)).replace(" 0\n", f" {bad}\n"))
+            cfg.write_text(yaml.safe_dump(named(nested(path, 0))).replace(" 0\n", f" {bad}\n"))
         else:
-            cfg.write_text(yaml.safe_dump(nested(path, bad)))
+            cfg.write_text(yaml.safe_dump(named(nested(path, bad))))
         names = (str(cfg),) if isinstance(bad, str) and bad.isdigit() else (str(cfg), path[-1])
         refused(capsys, ["validate", str(cfg)], *names, kind="config leaf")
 

@@ -89,7 +89,7 @@ def test_plan_table_is_the_default_and_shows_every_stage(capsys):
 
 def test_config_selects_the_policy(capsys, tmp_path):
     cfg = tmp_path / "static.yaml"
-    cfg.write_text("policy:\n  preset: static\n")
+    cfg.write_text("cluster: demo\ndatastore: {driver: sim}\npolicy:\n  preset: static\n")
     code, out, _ = run(capsys, "plan", "--snapshot", str(EXAMPLE), "--config", str(cfg),
                        "--format", "json")
     plan = json.loads(out)
@@ -223,17 +223,17 @@ def _case_missing_snapshot(tmp):
 
 
 def _case_unknown_config_key(tmp):
-    (tmp / "c.yaml").write_text("cluster: demo\npolicy:\n  preset: met\n  cpu_hi: 0.7\n")
+    (tmp / "c.yaml").write_text("cluster: demo\ndatastore: {driver: sim}\npolicy:\n  preset: met\n  cpu_hi: 0.7\n")
     return ["--snapshot", EXAMPLE, "--config", tmp / "c.yaml"], tmp / "c.yaml", "policy.cpu_hi"
 
 
 def _case_config_wrong_type(tmp):
-    (tmp / "c.yaml").write_text("policy:\n  advanced:\n    cpu_high: lots\n")
+    (tmp / "c.yaml").write_text("cluster: demo\ndatastore: {driver: sim}\npolicy:\n  advanced:\n    cpu_high: lots\n")
     return ["--snapshot", EXAMPLE, "--config", tmp / "c.yaml"], tmp / "c.yaml", "policy.advanced.cpu_high"
 
 
 def _case_config_unknown_policy(tmp):
-    (tmp / "c.yaml").write_text("policy:\n  preset: magic\n")
+    (tmp / "c.yaml").write_text("cluster: demo\ndatastore: {driver: sim}\npolicy:\n  preset: magic\n")
     return ["--snapshot", EXAMPLE, "--config", tmp / "c.yaml"], tmp / "c.yaml", "policy.preset"
 
 
@@ -324,7 +324,7 @@ def test_validate_refuses_bad_configs(capsys, tmp_path, case):
 
 def test_validate_names_a_cross_field_policy_error(capsys, tmp_path):
     cfg = tmp_path / "c.yaml"
-    cfg.write_text("policy:\n  advanced:\n    cpu_low: 0.7\n    cpu_high: 0.6\n")
+    cfg.write_text("cluster: demo\ndatastore: {driver: sim}\npolicy:\n  advanced:\n    cpu_low: 0.7\n    cpu_high: 0.6\n")
     code, _, err = run(capsys, "validate", str(cfg))
     assert code == 2
     line = one_error_line(err, cfg, "policy")

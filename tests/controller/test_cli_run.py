@@ -1,5 +1,7 @@
 """`metctl run` with a live config: bad ones are refused with one line and exit 2, before
 anything is started (the run on a real cluster is in tests/integration/test_hbase_run.py)."""
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -208,3 +210,41 @@ def test_holds_are_one_count_and_one_word_everywhere(tmp_path, monkeypatch, caps
     assert "no_change" in hold_line, hold_line
     said = explain_lines(live.copy())
     assert str(said[0]).startswith("last decision: hold (no_change)"), said[0]
+
+
+@pytest.mark.parametrize("text,field", [
+    ("", ""),
+    ("# only a comment\n\n", ""),
+    ("---\n", ""),
+    ("datastore: {driver: hbase}\n", "cluster"),
+    ("cluster: prod\n", "datastore.driver"),
+    ("cluster: prod\ndatastore: {}\n", "datastore.driver"),
+    ("cluster: prod\npolicy: {name: met}\n", "datastore.driver"),
+])
+def test_an_empty_or_unnamed_config_is_refused_not_simulated(tmp_path, monkeypatch, capsys, text, field):
+    """Issue 24 item 5: `validate empty.yaml` said ok and `run --config empty.yaml` quietly ran
+    the simulator and exited 0 (under systemd a truncated /etc/metctl/metctl.yaml gave a
+    controller that simulated). A config given explicitly names its cluster and data store:
+    otherwise exit 2, one line naming the file (and the field), nothing run."""
+    monkeypatch.chdir(tmp_path)
+    cfg = tmp_path / "metctl.yaml"
+    cfg.write_text(text)
+    for args in (["validate", str(cfg)], ["run", "--config", str(cfg), "--once", "--api", "off"],
+                 ["snapshot", "--config", str(cfg)], ["status", "--config", str(cfg)],
+                 ["plan", "--snapshot", "configs/examples/met-5-nodes.yaml", "--config", str(cfg)]):
+        if args[0] == "plan":
+            monkeypatch.chdir(Path(__file__).resolve().parents[2])
+        assert main(args) == 2, args
+        captured = capsys.readouterr()
+        err = captured.err.strip().splitlines()
+        assert len(err) == 1 and str(cfg) in err[0] and field in err[0], (args, err)
+        assert "cluster" in err[0] or "datastore" in err[0]
+        assert "decision" not in captured.out
+    assert not (tmp_path / "out").exists()  # nothing simulated
+
+
+def test_the_simulator_runs_when_a_config_asks_for_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    cfg = _sim_config(tmp_path)
+    assert main(["validate", str(cfg)]) == 0
+    assert "ok:" in capsys.readouterr().out

@@ -106,7 +106,7 @@ def test_run_refuses_a_live_config_it_cannot_run_with_one_line(tmp_path, capsys)
     # live drivers are wired (tests/controller/test_cli_run.py); with no /jmx URL there is no
     # per-region data to decide on, and nothing is started
     cfg = tmp_path / "live.yaml"
-    cfg.write_text("infrastructure: {driver: local}\ndatastore: {driver: hbase}\n")
+    cfg.write_text("cluster: lab\ninfrastructure: {driver: local}\ndatastore: {driver: hbase}\n")
     assert main(["run", "--config", str(cfg), "--once"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "monitor.hbase_jmx_urls" in err[0]

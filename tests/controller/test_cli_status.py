@@ -42,7 +42,7 @@ def test_status_reads_the_journal_named_by_the_config(tmp_path, capsys):
     path = tmp_path / "state" / "journal.sqlite"
     write_journal(path, fail_move=False)
     cfg = tmp_path / "metctl.yaml"
-    cfg.write_text(f"executor:\n  journal_path: {path}\n")
+    cfg.write_text(f"cluster: demo\ndatastore: {{driver: sim}}\nexecutor:\n  journal_path: {path}\n")
     code, out, err = run(capsys, "status", "--config", str(cfg), "--format", "json")
     assert code == 0, err
     assert json.loads(out)["plan"]["state"] == "done"

@@ -56,3 +56,25 @@ def test_the_commented_adopt_example_loads_once_uncommented(path, tmp_path):
     adopt = load_config(edited).infrastructure.adopt
     assert [bool(e.tags) for e in adopt] == [True, False, False]
     assert adopt[1].instance_ids and adopt[2].hosts == ("rs1.internal.example",)
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+def test_a_template_still_marked_change_is_warned_by_validate_and_refused_by_run(path, tmp_path, capsys):
+    """Issue 24, friction: `validate` passed production templates still holding their CHANGE
+    placeholders. It warns (counting the marks left), and `run` refuses the file until every
+    mark is gone; a finished copy validates without the warning."""
+    from controller.cli import main
+
+    marks = [i for i, line in enumerate(path.read_text().splitlines(), 1)
+             if re.search(r"#\s*CHANGE\b", line)]
+    assert len(marks) > 10
+    assert main(["validate", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("ok:") and f"{len(marks)} line(s) still marked" in err
+    assert main(["run", "--config", str(path), "--once", "--api", "off"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"line {marks[0]}" in err[0] and "CHANGE" in err[0], err
+    finished = tmp_path / path.name
+    finished.write_text(re.sub(r"#\s*CHANGE\b.*", "", path.read_text()))
+    assert main(["validate", str(finished)]) == 0
+    assert "CHANGE" not in capsys.readouterr().err

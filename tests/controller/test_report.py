@@ -136,3 +136,26 @@ def test_a_stretch_that_served_nothing_scores_without_a_warning():
         warnings.simplefilter("error", RuntimeWarning)
         got = elasticity_scores(s, [(600.0, 3, 4)], [660.0], [])
     assert got[0]["score"] == 0.0
+
+
+def test_compare_png_shows_every_policy_even_where_their_lines_coincide(tmp_path, sim_stack):
+    """Issue 24 item 1: in compare.png the MET line lay hidden under static's (a policy that
+    never acts draws the same line). Every policy's colour stays visible where the lines
+    coincide, in both panels."""
+    import matplotlib.image as mpimg
+    import numpy as np
+    from matplotlib import colors
+
+    from controller.report import plot_compare
+
+    run = sim_stack("static")
+    run.run(until=600)
+    # the same run under three names: three identical lines in each panel
+    (path,) = plot_compare({"met": run, "tiramola": run, "static": run}, tmp_path)
+    image = mpimg.imread(path)[..., :3]
+    height = image.shape[0]
+    for i, name in enumerate(("met", "tiramola", "static")):
+        rgb = np.array(colors.to_rgb(f"C{i}"))
+        near = np.abs(image - rgb).sum(axis=2) < 0.12
+        top, bottom = near[: height // 2].sum(), near[height // 2:].sum()
+        assert top > 300 and bottom > 300, (name, top, bottom)

@@ -125,7 +125,7 @@ def test_metctl_reshapes_the_live_cluster_while_ycsb_runs(
     snap_file = tmp_path / "snapshot.json"
     write_snapshot(snap, snap_file)
     cfg = tmp_path / "metctl.yaml"
-    cfg.write_text(f"cluster: {CLUSTER}\npolicy:\n  max_nodes: 3\n  preset: met-paper\n")  # MET's restarts
+    cfg.write_text(f"cluster: {CLUSTER}\ndatastore: {{driver: sim}}\npolicy:\n  max_nodes: 3\n  preset: met-paper\n")  # plan reads the policy: MET's restarts
     cli = subprocess.run([sys.executable, "-m", "controller.cli", "plan", "--snapshot", str(snap_file),
                           "--config", str(cfg), "--format", "json"], capture_output=True, text=True)
     if cli.returncode != 0:  # the console script, if `python -m controller.cli` is not runnable

@@ -1,0 +1,53 @@
+"""The README's account of `make run` is what `make run` does: the cluster it shows, how long it
+runs, that it ends by itself (and on Ctrl-C) with its report where the README says, and what the
+default policy does on the demo's load."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import yaml
+
+from controller.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
+
+
+def what_you_see() -> str:
+    text = (ROOT / "README.md").read_text()
+    para = text[text.index("**What you see.**"):text.index("## Point metctl at your cluster")]
+    return " ".join(para.split())
+
+
+def test_readme_says_what_make_run_does(tmp_path, monkeypatch, capsys):
+    """Issue 24 item 1 (and 14's "five-node" where the demo has six): the README said Ctrl-C
+    stops `make run`, which stopped by itself after ~60 s, and described a cluster and actions
+    the demo did not have. The paragraph is checked against the demo's config and a run of it."""
+    demo = yaml.safe_load((ROOT / "configs" / "demo.yaml").read_text())
+    scenario = yaml.safe_load((ROOT / "configs" / "scenarios" / demo["simulator"]["scenario"]).read_text())
+    para = what_you_see()
+    minutes = scenario["duration_s"] / 60
+    speed = demo["simulator"]["run_speed"]
+    assert set(re.findall(r"\b(\w+)-node\b", para)) == {WORDS[scenario["initial_nodes"]]}
+    assert f"{minutes:.0f} simulated minutes at {speed:.0f}× speed" in para
+    real_s = scenario["duration_s"] / speed
+    assert "ends by itself" in para and ("about a minute" in para) == (45 <= real_s <= 90)
+    assert "Ctrl-C stops it sooner" in para and "report of what ran is still written" in para
+    assert f"out/run-{scenario['name']}/" in para
+    assert "$(BIN)/metctl run\n" in (ROOT / "Makefile").read_text()  # make run: the demo itself
+
+    # the run itself, as fast as it goes: it ends by itself, its report where the README says
+    monkeypatch.chdir(tmp_path)
+    fast = tmp_path / "demo.yaml"
+    fast.write_text(yaml.safe_dump({**demo, "simulator": {**demo["simulator"], "run_speed": 0}}))
+    assert main(["run", "--config", str(fast), "--api", "off"]) == 0
+    summary = json.loads((tmp_path / "out" / f"run-{scenario['name']}" / "summary.json").read_text())
+    assert summary["duration_s"] == scenario["duration_s"]
+    holds = summary["holds"]
+    if "holds every decision with `within_slo`" in para:
+        assert holds == {"within_slo": summary["decisions"]}, holds
+    else:  # the README must then say what the default policy does do on this load
+        assert summary["plans"]["submitted"] > 0 and "holds every decision" not in para
+    assert "report in" in capsys.readouterr().out
