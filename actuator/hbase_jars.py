@@ -18,6 +18,9 @@ import re
 import shutil
 import subprocess
 import tempfile
+import urllib.error
+import urllib.parse
+import urllib.request
 from pathlib import Path
 from xml.sax.saxutils import escape
 
@@ -57,8 +60,8 @@ _UNREACHABLE = re.compile(r"Could not transfer|Unknown host|Connection refused|C
 
 class JarsError(Exception):
     """The jars could not be fetched. `kind`: version (no such HBase version), dir (the folder
-    cannot be written), maven (no mvn) or network (the repository could not be reached, or
-    anything else Maven reported)."""
+    cannot be written), maven (no mvn), repository (not a URL Maven can use) or network (the
+    repository could not be reached, or anything else Maven reported)."""
 
     def __init__(self, kind: str, message: str):
         super().__init__(message)
@@ -95,12 +98,48 @@ def _check_writable(root: Path) -> None:
         raise JarsError("dir", f"{root} cannot be written ({err.strerror or err})") from None
 
 
-def _maven_problem(version: str, output: str) -> JarsError:
+CENTRAL = "https://repo.maven.apache.org/maven2"
+
+
+def check_repository(url: str) -> None:
+    """A repository Maven can use: an http(s) URL with a host (`ftp://x` was accepted, then
+    failed inside Maven)."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise JarsError("repository", f"an http:// or https:// URL of a Maven repository (a mirror "
+                                      f"of Maven Central), got {url!r}")
+
+
+def unreachable(url: str, timeout_s: float = 10.0) -> str | None:
+    """Why `url` cannot be reached (one short phrase), or None when something answers there
+    (any HTTP status will do: only the connection is in question)."""
+    try:
+        urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout_s).close()
+    except urllib.error.HTTPError:
+        return None
+    except urllib.error.URLError as err:
+        reason = err.reason
+        return getattr(reason, "strerror", None) or str(reason)
+    except (OSError, ValueError) as err:
+        return getattr(err, "strerror", None) or str(err)
+    return None
+
+
+def _maven_problem(version: str, output: str, repository: str | None = None) -> JarsError:
     """Sort Maven's failure into a bad version or an unreachable repository, in one line."""
     output = re.sub(r"\x1b\[[0-9;]*m", "", output)
     errors = [re.sub(r"^\[ERROR\]\s*", "", ln.strip()) for ln in output.splitlines() if "[ERROR]" in ln]
     first = next((e for e in errors if e), " ".join(output.split()) or "no output")
     first = first.replace(" -> [Help 1]", "")
+    if "No plugin found for prefix" in first:
+        # Maven could not even get its dependency plugin: from a fresh ~/.m2 that is the
+        # repository's doing, said in Maven's words that name neither (issue 24 item 13)
+        where = repository or CENTRAL
+        why = unreachable(where)
+        if why is not None:
+            return JarsError("network", f"mvn could not reach the repository {where}: {why}")
+        return JarsError("network", f"mvn could not get its dependency plugin from the repository "
+                                    f"{where} (is it a mirror of Maven Central?)")
     if "org.apache.hbase:hbase-" in first and version in first and _NOT_FOUND.search(first) \
             and not _UNREACHABLE.search(first):
         return JarsError("version", f"HBase {version} is not on the repository (Maven Central, or "
@@ -118,6 +157,8 @@ def fetch(version: str = HBASE_VERSION, root: Path | None = None, *, repository:
           quiet: bool = True) -> tuple[Path, bool]:
     """Fetch HBase `version`'s jars into `home_for(version, root)/lib` unless already there.
     Returns (home, fetched_now). Raises JarsError."""
+    if repository is not None:
+        check_repository(repository)
     if not VERSION.match(version):
         raise JarsError("version", f"{version!r} is not an HBase version (digits.digits.digits, "
                                    "optionally -suffix, e.g. 2.6.4-hadoop3)")
@@ -144,7 +185,7 @@ def fetch(version: str = HBASE_VERSION, root: Path | None = None, *, repository:
     proc = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env)
     if proc.returncode != 0:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise _maven_problem(version, proc.stdout + "\n" + proc.stderr)
+        raise _maven_problem(version, proc.stdout + "\n" + proc.stderr, repository)
     for extra in ("pom.xml", "settings.xml"):
         (tmp / extra).unlink(missing_ok=True)
     shutil.rmtree(home, ignore_errors=True)

@@ -5,8 +5,9 @@ where they went and the `datastore.hbase.client_jars_dir` line to put in the con
 
 The same fetch as deploy/local_hbase/cluster.py (actuator/hbase_jars.py). Idempotent: jars
 already there are reported at once. Exit 2 for a version that is not one (or is not on the
-repository), an unwritable folder or no Maven; exit 1, one line, when the repository cannot be
-reached.
+repository), a repository that is no http(s) URL, an unwritable folder or no Maven; exit 1, one
+line, when the repository cannot be reached (also when Maven's own words for it are "No plugin
+found for prefix 'dependency'").
 """
 from __future__ import annotations
 
@@ -42,6 +43,8 @@ def fetch(version: str, root: str | None, repository: str | None) -> None:
             raise BadInput("metctl hbase-jars fetch", "--version", str(err)) from None
         if err.kind == "dir":
             raise BadInput("metctl hbase-jars fetch", "--dir", f"a folder metctl can write: {err}") from None
+        if err.kind == "repository":
+            raise BadInput("metctl hbase-jars fetch", "--repository", str(err)) from None
         if err.kind == "maven":
             raise BadInput("metctl hbase-jars fetch", "mvn", str(err)) from None
         raise click.ClickException(str(err)) from None

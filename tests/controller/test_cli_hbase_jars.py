@@ -64,3 +64,16 @@ def test_a_folder_that_cannot_be_written_is_refused_in_one_line(tmp_path, capsys
 def test_no_maven_is_said_in_one_line(tmp_path, capsys, no_maven):
     code, out, err = run(capsys, "hbase-jars", "fetch", "--dir", str(tmp_path))
     assert code == 2 and len(err.splitlines()) == 1 and "mvn" in err and "apt install maven" in err
+
+
+@pytest.mark.parametrize("url", ["ftp://x", "x", "file:///srv/maven", "http://", "https:///maven2"])
+def test_hbase_jars_repository_that_is_no_http_url_is_refused(tmp_path, capsys, url):
+    """Issue 24 item 13 (its second half): `--repository ftp://x` was accepted. A repository is
+    an http(s) URL with a host: exit 2, one line naming --repository, nothing written, even
+    when the jars are already there."""
+    fake_fetched(tmp_path / "present")
+    for where in (tmp_path / "jars", tmp_path / "present"):
+        code, out, err = run(capsys, "hbase-jars", "fetch", "--dir", str(where), "--repository", url)
+        assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+        assert "--repository" in err and "http://" in err
+    assert not (tmp_path / "jars").exists()

@@ -83,3 +83,17 @@ def test_a_real_fetch_lays_out_lib_and_a_second_call_finds_it(tmp_path, capsys):
     assert sorted(p.name for p in lib.parent.iterdir()) == [".complete", "lib"]
     code, out, err = run(capsys, "hbase-jars", "fetch", "--dir", str(tmp_path))
     assert code == 0 and "already present" in out
+
+
+def test_hbase_jars_fetch_from_an_unreachable_repository_says_so(tmp_path, capsys, monkeypatch):
+    """Issue 24 item 13: on a machine whose Maven has nothing yet, `--repository
+    http://127.0.0.1:1` said "No plugin found for prefix 'dependency'" (Maven cannot get the
+    plugin it runs); docs/install.md promises "could not reach the repository". An empty local
+    Maven repository stands for the fresh machine."""
+    monkeypatch.setenv("MAVEN_OPTS", f"-Dmaven.repo.local={tmp_path / 'empty-m2'}")
+    code, out, err = run(capsys, "hbase-jars", "fetch", "--dir", str(tmp_path / "jars"),
+                         "--repository", "http://127.0.0.1:1/maven2")
+    assert code == 1 and len(err.splitlines()) == 1, err
+    assert err.strip() == "metctl: mvn could not reach the repository http://127.0.0.1:1/maven2: Connection refused"
+    assert "No plugin found" not in err
+    assert not (tmp_path / "jars").exists() or list((tmp_path / "jars").iterdir()) == []
