@@ -31,6 +31,7 @@ from xml.sax.xmlreader import InputSource
 
 from defusedxml import DefusedXmlException, expatreader
 
+from common.net_reason import net_reason
 from monitor.settings import MonitorSettings
 from monitor.source import HostSample, Sample
 
@@ -62,7 +63,7 @@ def fetch_dump(endpoint: str, connect_timeout_s: float, read_timeout_s: float,
     try:
         conn = socket.create_connection((host, int(port)), timeout=connect_timeout_s)
     except OSError as err:
-        raise GangliaError(f"ganglia {endpoint}: cannot connect: {err}") from err
+        raise GangliaError(f"ganglia {endpoint}: cannot connect: {net_reason(err)}") from err
     deadline = time.monotonic() + read_timeout_s
     chunks: list[bytes] = []
     size = 0

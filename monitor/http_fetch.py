@@ -23,6 +23,8 @@ import time
 from collections.abc import Callable
 from urllib.parse import unquote, urlsplit
 
+from common.net_reason import net_reason
+
 
 class FetchError(Exception):
     """The answer could not be had (message: where, what, and the setting that bounds it)."""
@@ -79,7 +81,7 @@ def get(url: str, target: str, *, where: str, connect_timeout_s: float, read_tim
         try:
             conn.connect()  # TCP (and TLS: certificates checked) within connect_timeout_s
         except OSError as err:
-            raise FetchError(f"{where}: cannot connect: {err}") from err
+            raise FetchError(f"{where}: cannot connect: {net_reason(err)}") from err
         # held here: http.client drops conn.sock once it has the headers of a closing answer,
         # while the body is still read through it
         sock = conn.sock
@@ -128,7 +130,7 @@ def get(url: str, target: str, *, where: str, connect_timeout_s: float, read_tim
             # every socket timeout was set to what was left of the deadline: it has passed
             if expired.is_set() or isinstance(err, TimeoutError):
                 raise FetchError(late) from err
-            raise FetchError(f"{where}: request failed: {type(err).__name__}: {err}") from err
+            raise FetchError(f"{where}: request failed: {net_reason(err)}") from err
         finally:
             watchdog.cancel()
         return resp.status, bytes(body)

@@ -11,6 +11,8 @@ snapshot says so.
 """
 from __future__ import annotations
 
+import contextlib
+import logging
 import sys
 import time
 from typing import Any, TYPE_CHECKING
@@ -218,13 +220,19 @@ def _collect(sources: list[Any], settings: MonitorSettings, samples: int, interv
         err.print("[yellow]note[/]: request rates need at least 2 samples (--samples 2); "
                   "with 1 sample partitions have no rate and are listed as missing")
     collector = Collector(sources, settings)
-    with err.status("sampling…") as status:
+    # each source's failure is said once, in the snapshot's `missing` (the sources log it at
+    # every poll for the daemon: here it came once a sample, then again in the verdict)
+    with err.status("sampling…") as status, _quiet("metctl.monitor", "monitor"):
         for i in range(samples):
             status.update(f"sample {i + 1} of {samples}")
             collector.poll(time.time())
             if i + 1 < samples:
                 time.sleep(interval)
     snapshot = collector.snapshot(time.time())
+    if not snapshot.nodes and not snapshot.partitions:
+        # nothing to print: an empty snapshot on stdout would be read as a cluster of none.
+        # ClickException: exit 1 with one line (controller.cli.main drops a bare Exit's code).
+        raise click.ClickException("no source answered: " + "; ".join(snapshot.missing))
     verdict = collector.complete_enough(snapshot)
     if fmt == "json":
         sys.stdout.write(dump_snapshot(snapshot, "json"))
@@ -234,6 +242,16 @@ def _collect(sources: list[Any], settings: MonitorSettings, samples: int, interv
         out = Console(width=max(100, Console().width))
         for renderable in snapshot_table(snapshot, verdict):
             out.print(renderable)
-    if not snapshot.nodes and not snapshot.partitions:
-        # ClickException: exit 1 with one line (controller.cli.main drops a bare Exit's code).
-        raise click.ClickException("no source answered: " + "; ".join(snapshot.missing))
+
+
+@contextlib.contextmanager
+def _quiet(*loggers: str):
+    """Only errors from these loggers while the block runs."""
+    saved = [(logging.getLogger(n), logging.getLogger(n).level) for n in loggers]
+    for logger, _ in saved:
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for logger, level in saved:
+            logger.setLevel(level)

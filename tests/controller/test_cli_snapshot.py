@@ -144,3 +144,21 @@ def test_prometheus_instead_of_ganglia_hosts_matched_to_regionservers(prometheus
     assert set(nodes) == set(ids)
     assert all(n.metrics is not None and 0 <= n.metrics.memory <= 1 for n in nodes.values())
     assert "complete enough to decide on" in err and "not complete" not in err
+
+
+def test_no_source_answering_is_said_once_and_no_empty_snapshot_is_printed(tmp_path, capsys):
+    """Issue 24, friction: `snapshot` printed each source's error three times (a line a sample,
+    the verdict, the error) with urllib3's nested reprs, and still wrote an empty snapshot to
+    stdout. Now: nothing on stdout, one line naming each source with the reason in words."""
+    from tests.fixtures.ganglia import free_port
+
+    ganglia, jmx = free_port(), free_port()
+    code = main(["snapshot", "--ganglia", f"127.0.0.1:{ganglia}", "--hbase-jmx",
+                 f"http://127.0.0.1:{jmx}", "--samples", "2", "--interval", "0.1"])
+    out, err = capsys.readouterr()
+    assert code == 1 and out == ""
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    assert lines[0] == (f"metctl: no source answered: ganglia 127.0.0.1:{ganglia}: cannot connect: "
+                        f"Connection refused; hbase http://127.0.0.1:{jmx}: /jmx request failed: "
+                        "Connection refused")
