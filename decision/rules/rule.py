@@ -105,6 +105,23 @@ class Context:
         """Every overloaded node, whatever its bottleneck."""
         return [d for d in self.diagnoses if d.bottleneck != "none"]
 
+    @property
+    def short_of_capacity(self) -> str:
+        """`2 node(s) overloaded`, or `1 of 7 overloaded node(s) short of capacity (others:
+        within_slo 6)` when the other overloaded nodes ask for nothing: counted against every
+        overloaded node, so a reason matches the verdicts shown beside it ("1 node(s)
+        overloaded" stood above a table of 7 overloaded nodes)."""
+        needs, overloaded = self.needs, self.overloaded
+        if len(needs) == len(overloaded):
+            return f"{len(needs)} node(s) overloaded"
+        others: dict[str, int] = {}
+        for d in overloaded:
+            if d not in needs:
+                others[d.bottleneck] = others.get(d.bottleneck, 0) + 1
+        said = ", ".join(f"{k} {n}" for k, n in sorted(others.items()))
+        return (f"{len(needs)} of {len(overloaded)} overloaded node(s) short of capacity "
+                f"(others: {said})")
+
     def veto(self, change: Change) -> Veto | None:
         """The first refusal of `change` by a rule before this one that is switched on."""
         for judge in self.judges:

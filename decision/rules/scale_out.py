@@ -43,7 +43,7 @@ def proportional_size(ctx: Context) -> tuple[int, str]:
     want = math.ceil(ctx.demand / policy.target_utilisation - 1e-9)
     ceiling = scale_out_ceiling(current, ctx.step, policy)
     target = min(max(want, current), current + ceiling, policy.max_nodes)
-    return target, (f"{len(needs)} node(s) overloaded ({', '.join(d.bottleneck for d in needs[:3])}"
+    return target, (f"{ctx.short_of_capacity} ({', '.join(d.bottleneck for d in needs[:3])}"
                     f"); demand {ctx.demand:.2f} node-loads / target_utilisation "
                     f"{policy.target_utilisation:.2f} -> {want} nodes (at most +{ceiling}: "
                     f"{policy.scale_out_ceiling})")
@@ -52,7 +52,7 @@ def proportional_size(ctx: Context) -> tuple[int, str]:
 def met_step_size(ctx: Context) -> tuple[int, str]:
     """MET's Algorithm 1: `step` nodes more (proportional_sizing: false), and why."""
     return (min(ctx.current + ctx.step, ctx.policy.max_nodes),
-            f"{len(ctx.needs)} node(s) overloaded: add {ctx.step} (MET's step)")
+            f"{ctx.short_of_capacity}: add {ctx.step} (MET's step)")
 
 
 class ScaleOut(Rule):
@@ -67,7 +67,7 @@ class ScaleOut(Rule):
             plan = rebalance(ctx, needs + ctx.hot, f"no node may be added ({refused.cause}: "
                              f"{refused.reason})")
             return plan or hold(ctx, refused.cause,
-                                f"{len(needs)} node(s) overloaded{refused.held}")
+                                f"{ctx.short_of_capacity}{refused.held}")
         target, why = (proportional_size if policy.proportional_sizing else met_step_size)(ctx)
         if target == current:
             plan = rebalance(ctx, needs, why)

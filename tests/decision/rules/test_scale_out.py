@@ -12,7 +12,8 @@ from decision.rules.hold import Settle
 from decision.rules.scale_out import ScaleOut
 from tests.decision.plan_checks import check_plan
 from tests.fixtures.rules import DONE, alone, decide_with, marks
-from tests.fixtures.snapshots import even_snapshot as even, make_snapshot, partition, snapshots
+from tests.fixtures.snapshots import even_snapshot as even
+from tests.fixtures.snapshots import make_snapshot, partition, snapshots, with_latency
 
 G = marks()
 
@@ -136,3 +137,18 @@ def test_a_scale_out_never_goes_beyond_max_nodes_nor_beyond_its_ceiling(snap, st
         assert plan.sizing.delta <= (max(step, 1) if ceiling == "met_step" or not proportional
                                      else max(4, current, 1))
         assert not any(a.op == "terminate" for a in plan.actions)
+
+
+def test_the_reason_counts_the_overloaded_nodes_the_verdicts_show():
+    """Issue 24, friction: `explain` said "1 node(s) overloaded (io_wait)" above a table
+    showing 7 of 7 overloaded. The reason counts every overloaded node and says what the
+    others are."""
+    slo = marks(latency_slo_ms=50)
+    snap = with_latency(even([0.9] * 7), [80.0] + [12.0] * 6)  # one slow, six in time
+    plan = decide(snap, slo, DONE)
+    overloaded = sum(v.verdict == "overloaded" for v in plan.health.nodes)
+    assert overloaded == 7
+    assert f"1 of {overloaded} overloaded node(s) short of capacity (others: within_slo 6)" \
+        in plan.reason
+    every = decide(with_latency(even([0.9] * 4), [80.0] * 4), slo, DONE)
+    assert "4 node(s) overloaded" in every.reason
