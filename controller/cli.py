@@ -19,10 +19,16 @@ from common.errors import DeprecatedKey
 # subcommand name -> module under controller.commands exposing `command`
 COMMANDS = ("plan", "validate", "snapshot", "simulate", "run", "nodes", "status",
             # the daemon's HTTP API (docs/control.md)
-            "pause", "resume", "pin", "unpin", "protect", "unprotect", "explain", "events",
-            "hbase-jars", "scenario",
+            "pause", "resume", "pin", "unpin", "protect", "unprotect", "windows", "explain",
+            "events", "hbase-jars", "scenario",
             # the files metctl ships, by name (controller/config_files.py)
             "config")
+
+
+# the import name of each optional library -> the extra of pyproject.toml that installs it
+# (tests/controller/test_cli.py keeps the two in step)
+EXTRA_OF = {"boto3": "ec2", "botocore": "ec2", "openstack": "openstack", "keystoneauth1": "openstack",
+            "py4j": "hbase", "kazoo": "ha", "prometheus_client": "metrics", "cassandra": "cassandra"}
 
 
 class _LazyGroup(click.Group):
@@ -76,6 +82,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except click.exceptions.Exit as err:
         return err.exit_code
+    except click.exceptions.NoArgsIsHelpError as err:
+        # `metctl nodes` alone: the group's help as click lays it out (it was squashed into
+        # one error line), on stderr, exit 2 (no command was run)
+        click.echo(err.ctx.get_help(), err=True)
+        return 2
     except click.UsageError as err:
         # One line, like BadInput: which option, what was wrong, where help is.
         cmd = err.ctx.command_path if err.ctx is not None else "metctl"
@@ -90,6 +101,16 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except ModuleNotFoundError as err:
+        extra = EXTRA_OF.get((err.name or "").split(".")[0])
+        if extra is None:
+            click.echo(f"metctl: error: {redact(one_line(str(err)))}", err=True)
+            return 1
+        # a driver the config chose whose library is not installed: say which install brings it
+        click.echo(f"metctl: this needs {err.name}, from the optional extra {extra}: "
+                   f"pip install 'metctl[{extra}]' (from the source tree: pip install '.[{extra}]')",
+                   err=True)
+        return 1
     except Exception as err:  # noqa: BLE001 — the CLI's last line of defence
         # Every error text is redacted: a cloud API's error body may echo the request.
         text = one_line(str(err)) or type(err).__name__

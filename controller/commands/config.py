@@ -20,12 +20,9 @@ def _first_line(path) -> str:
     return ""
 
 
-@click.group(name="config", invoke_without_command=True)
-@click.pass_context
-def command(ctx: click.Context) -> None:
+@click.group(name="config")
+def command() -> None:
     """The configs, examples and scenarios metctl ships (by name)."""
-    if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
 
 
 @command.command(name="list")

@@ -242,3 +242,41 @@ def test_pin_and_protect_are_checked_against_the_policy_and_the_cluster(daemon, 
     r = daemon.call("PUT", "/v1/windows", {"windows": [{"start": "10:00", "end": "10:00"}]})
     assert r.status_code == 400 and "start" in r.json()["error"]
     assert daemon.status()["window"]["source"] == "config"
+
+
+def test_maintenance_windows_have_a_cli_verb(daemon, capsys):
+    """Issue 24, friction: maintenance windows had no CLI verb (only PUT/DELETE /v1/windows)."""
+    try:
+        assert cli(daemon, "windows", "set", "sat,sun 00:00-24:00", "mon-fri 22:00-06:00",
+                   "--timezone", "Europe/Lisbon") == 0
+        w = daemon.status()["window"]
+        assert w["source"].startswith("set by") and w["timezone"] == "Europe/Lisbon"
+        assert [x["days"] for x in w["windows"]] == [["sat", "sun"], ["mon", "tue", "wed", "thu", "fri"]]
+        assert [(x["start"], x["end"]) for x in w["windows"]] == [("00:00", "24:00"), ("22:00", "06:00")]
+        capsys.readouterr()
+        assert cli(daemon, "windows", "show") == 0
+        assert "sat,sun 00:00-24:00; mon,tue,wed,thu,fri 22:00-06:00" in capsys.readouterr().out
+        assert cli(daemon, "windows", "always") == 0
+        assert daemon.status()["window"]["windows"] == []
+        # a window that is none: exit 2, one line, nothing changed
+        capsys.readouterr()
+        assert cli(daemon, "windows", "set", "someday 25:00-26:00") == 2
+        assert len(capsys.readouterr().err.strip().splitlines()) == 1
+        assert daemon.status()["window"]["windows"] == []
+    finally:
+        assert cli(daemon, "windows", "clear") == 0
+    assert daemon.status()["window"]["source"] == "config"
+
+
+def test_a_window_is_parsed_from_an_operators_words():
+    import pytest as _pytest
+
+    from controller.commands.windows import parse_window
+    from controller.errors import BadInput
+
+    assert parse_window("daily 2:00-04:00") == {"days": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"],
+                                                "start": "02:00", "end": "04:00"}
+    assert parse_window("fri-mon 22:00-06:00")["days"] == ["fri", "sat", "sun", "mon"]
+    for bad in ("", "sat", "funday 01:00-02:00", "sat 1-2", "sat,, 01:00-02:00"):
+        with _pytest.raises(BadInput):
+            parse_window(bad)
