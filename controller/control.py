@@ -451,6 +451,12 @@ class LiveStatus:
     def on_error(self, now: float, error: BaseException) -> None:
         pass
 
+    def on_observation(self, now: float, snapshot: ClusterSnapshot) -> None:
+        """What the monitor sees while a plan runs (controller.loop: no decision on it)."""
+        with self._lock:
+            self.last_snapshot, self.last_snapshot_unix_s = snapshot, self._wall()
+        self._changed()
+
     def on_decision(self, now: float, plan: Plan, plan_id: str | None, snapshot: ClusterSnapshot) -> None:
         entry = {
             "at_unix_s": self._wall(), "kind": decision_kind(plan), "plan_id": plan_id,

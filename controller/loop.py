@@ -208,6 +208,7 @@ class ControlLoop:
                 log.info("resuming the plan in flight: %s", getattr(status, "plan_id", "?"))
                 self._plan_id = getattr(status, "plan_id", None)
         if self.executor.busy:
+            self._observe_during_plan(now)
             if self.control is not None:
                 words = self.control.plan_suspended()
                 if words != self._suspended_words:  # say it once, not every tick
@@ -232,6 +233,23 @@ class ControlLoop:
                 if self.executor.busy:
                     return self._tick_executor(self.clock.now())
         return max(0.0, self.next_sample_at - now)
+
+    def _observe_during_plan(self, now: float) -> None:
+        """While a plan runs the monitor keeps sampling at its pace for those who show the
+        cluster (observers with `on_observation`: the API's status, the console), so what they
+        show is not as old as the plan (it stayed fixed for 327 s). Nothing is decided on it,
+        and the history is cleared when the plan ends (MET §4.1) as before."""
+        watchers = [fn for o in self.observers if (fn := getattr(o, "on_observation", None))]
+        if not watchers or (self.next_sample_at is not None and now < self.next_sample_at - 1e-9):
+            return
+        self.collector.poll(now)
+        self.counters.samples += 1
+        self.next_sample_at = (self.next_sample_at or now) + self.settings.sample_interval_s
+        if self.next_sample_at <= now:
+            self.next_sample_at = now + self.settings.sample_interval_s
+        snapshot = self.collector.snapshot(now)
+        for fn in watchers:
+            _safe(fn, now, snapshot)
 
     # ------------------------------------------------------------------ deciding
     def _decision_round(self, now: float) -> None:

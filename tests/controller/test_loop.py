@@ -361,3 +361,36 @@ def test_default_met_converges_on_a_steady_load(sim_stack, small_scenario):
     assert late, "decisions continue after 20 minutes"
     assert all(d.kinds.get("move", 0) == 0 and d.delta == 0 for d in late), \
         [(d.t, d.reason) for d in late if d.kinds]
+
+
+def test_the_monitor_keeps_observing_while_a_plan_runs():
+    """Issue 24, friction: `last_snapshot_unix_s` stayed fixed for 327 s while a plan ran. Those
+    who show the cluster (an observer with on_observation: the API's status) get a fresh
+    snapshot at every sample interval during the plan; nothing is decided on it, and the
+    history is still cleared when the plan ends."""
+    class Watching(LoopObserver):
+        def __init__(self):
+            self.seen: list[float] = []
+
+        def on_observation(self, now, snapshot):
+            self.seen.append(now)
+
+    ticks = 50  # the plan runs 50 executor ticks: minutes
+    loop, col, ex, seen = make(lambda: plan(3, 4), executor=FakeExecutor(ticks_per_plan=ticks))
+    watching = Watching()
+    loop.observers.append(watching)
+    loop.run(until=150 + ticks * LoopSettings().executor_tick_s + 1)
+    done_at = [t for t, e in seen.actions if e == "done"][0]
+    during = [t for t in watching.seen if 150 < t < done_at]
+    assert done_at - 150 > 120 and len(during) >= (done_at - 150) // 30 - 1
+    assert all(b - a >= 30 - 1e-9 for a, b in zip(during, during[1:]))  # at the sample pace
+    # nothing decided on them, and the history was cleared when the plan ended
+    assert [d[0] for d in seen.decisions] == [150.0] and len(ex.submitted) == 1
+    assert col.clears == 1 and col.samples_since_clear <= 1
+
+
+def test_without_a_watcher_a_plan_is_not_sampled():
+    loop, col, ex, seen = make(lambda: plan(3, 4), executor=FakeExecutor(ticks_per_plan=20))
+    loop.run(until=150 + 20 * 10 + 1)
+    done_at = [t for t, e in seen.actions if e == "done"][0]
+    assert all(not (150 < t < done_at) for t in col.polls)  # simulations pay nothing for it
