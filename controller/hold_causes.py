@@ -48,10 +48,10 @@ CAUSES: tuple[Cause, ...] = (
           "`ha.zookeeper_hosts`, `ha.session_timeout_s`, `ha.lease_fraction`", benign=True),
     Cause("stabilization", "loop",
           "Scale-in has been wanted, but not for long enough without a break.",
-          "`loop.scale_in_stabilization_s`"),
+          "`policy.scale_in.stabilization_s`"),
     Cause("cooldown", "loop",
           "A size change too soon after the last scale-out finished.",
-          "`loop.cooldown_after_scale_out_s`"),
+          "`policy.scale_out.cooldown_s` (presets without a warm-up of their own)"),
     Cause("bounds", "loop",
           "The plan's target lies outside the size range (with a pin, the pin is the range); or, "
           "from the policy, nodes are overloaded but the cluster already has `max_nodes`.",
@@ -75,29 +75,31 @@ CAUSES: tuple[Cause, ...] = (
     Cause("within_slo", "policy",
           "A node is overloaded (CPU or disk), but its requests still take no longer than the "
           "latency objective: served in time, nothing to buy.",
-          "`policy.latency_slo_ms` (`metctl simulate`/`run` on the simulator: the scenario's "
-          "`slo_latency_ms`), `policy.latency_gate`", benign=True),
+          "`policy.slo.latency_ms` (`off`: CPU and io_wait alone; on the simulator, unset, the "
+          "scenario's `slo_latency_ms`)", benign=True),
     Cause("transient", "policy",
-          "An overload within `warmup_s` of the last plan: cold caches after moves or new "
+          "An overload within the warm-up after the last plan: cold caches after moves or new "
           "nodes, not a lack of capacity.",
-          "`policy.warmup_s`, `policy.diagnose`", benign=True),
+          "`policy.scale_out.cooldown_s` (the warm-up), `policy.advanced.diagnose`", benign=True),
     Cause("hot_partition", "policy",
           "One partition carries the node's overload: more nodes would not help, and no split "
           "or move lowered it (the words say why a table was left whole).",
-          "`policy.split_load_fraction`, `policy.split_hot_partitions`, `policy.resplit_tries`"),
+          "`policy.advanced.split_load_fraction`, `policy.advanced.split_hot_partitions`, "
+          "`policy.advanced.resplit_tries`"),
     Cause("no_gain", "policy",
           "Nodes are overloaded, but the last scale-out did not raise the requests served: the "
           "load is client- or partition-bound, so no more nodes are added until it changes.",
-          "`policy.verify_after_acting`, `policy.verify_gain`"),
+          "`policy.advanced.verify_after_acting`, `policy.advanced.verify_gain`"),
     Cause("nothing_moves", "policy",
           "A scale-out was wanted, but no busy partition could move to a new node and lower the "
           "overloaded ones: new nodes would serve nothing.",
-          "`policy.move_only_what_pays`, `policy.move_payback_s`"),
+          "`policy.advanced.move_only_what_pays`, `policy.advanced.move_payback_s`"),
     Cause("nothing_pays", "policy",
           "No node overloaded and no move pays for itself; the words say which scale-in rule "
           "kept the size.",
-          "`policy.scale_in_on_headroom`, `policy.scale_in_headroom`, "
-          "`policy.scale_in_latency_fraction`, `policy.move_payback_s`", benign=True),
+          "`policy.advanced.scale_in_on_headroom`, `policy.advanced.scale_in_headroom`, "
+          "`policy.advanced.scale_in_latency_fraction`, `policy.advanced.move_payback_s`",
+          benign=True),
     Cause("no_change", "policy",
           "The policy asked for nothing, in its own words (see the decision reasons below: "
           "`cluster healthy`, `static policy: never acts`, tiramola inside its thresholds, a "
