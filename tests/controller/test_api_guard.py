@@ -175,7 +175,7 @@ def test_tls_with_a_certificate_and_key(api_server, certificate, capsys):
         requests.get(served.base.replace("https://", "http://") + "/v1/status", timeout=10)
     # the CLI verifies the server with control.tls_ca_file
     config = served.token_file.with_name("tls.yaml")
-    config.write_text(f"control: {{tls_ca_file: '{cert}'}}\n")
+    config.write_text(f"cluster: demo\ndatastore: {{driver: sim}}\ncontrol: {{tls_ca_file: '{cert}'}}\n")
     assert main(["pause", "--config", str(config), "--api", served.base,
                  "--token-file", str(served.token_file)]) == 0
     assert served.store.state.pause is not None

@@ -286,8 +286,8 @@ def _moved_value(row):
 @pytest.mark.parametrize("row", DEPRECATED, ids=lambda row: row.old)
 def test_a_moved_key_still_works_with_one_warning_naming_the_new_key(tmp_path, capsys, row):
     value = _moved_value(row)
-    old = write(tmp_path, "old.yaml", yaml.safe_dump(_nested(row.old, value)))
-    new = write(tmp_path, "new.yaml", yaml.safe_dump(_nested(row.new, row.value(value))))
+    old = write(tmp_path, "old.yaml", yaml.safe_dump(_named(_nested(row.old, value))))
+    new = write(tmp_path, "new.yaml", yaml.safe_dump(_named(_nested(row.new, row.value(value)))))
     assert main(["validate", str(old)]) == 0
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith(f"metctl: warning: {old}: {row.old} is deprecated")
@@ -374,6 +374,13 @@ def test_behaviour_windows_feed_the_loop_and_the_policy(tmp_path):
     tt = load_config(write(tmp_path, "tt.yaml", "policy:\n  preset: target-tracking\n"
                            "  scale_in:\n    stabilization_s: 60\n"))
     assert (tt.policy.target_scale_in_window_s, tt.loop.scale_in_stabilization_s) == (60, 0)
+
+
+def _named(doc: dict) -> dict:
+    """A config names its cluster and data store (`validate` refuses one that does not)."""
+    doc.setdefault("cluster", "demo")
+    doc.setdefault("datastore", {}).setdefault("driver", "sim")
+    return doc
 
 
 def _nested(path: str, value: object) -> dict:
