@@ -21,6 +21,7 @@ from actuator.settings import DataStoreSettings, ExecutorSettings, Infrastructur
 from common.documents import Document, load_document  # noqa: F401  (re-exported)
 from common.errors import BadInput
 from common.models import field_error, parse_file, parse_model  # noqa: F401  (re-exported)
+from controller.config_files import state_base_of, with_state_paths
 from controller.control import ControlSettings
 from controller.ha import HASettings
 from controller.layers import Conflict, PolicySettings, migrate, state_files_written, state_paths, warn
@@ -43,9 +44,11 @@ class _Sections(BaseModel):
         "metctl-state", min_length=1, description="Directory of metctl's state: the journal "
         "(journal.sqlite), the decision memory (memory.json), the operators' controls "
         "(control.json) and the API token (api-token), the local driver's nodes (local-nodes/), "
-        "the last decision and kept snapshots. A relative path is taken from the directory "
-        "metctl runs in. `loop.memory_path: null` keeps the decision memory in RAM (a "
-        "simulated cluster starts fresh).")
+        "the last decision and kept snapshots. A relative path is taken from this file's "
+        "directory, never the one metctl runs in (unset: $METCTL_STATE_DIR/metctl-state if set; "
+        "the built-in demo and shipped configs: $XDG_STATE_HOME/metctl-state, default "
+        "~/.local/state/metctl-state; docs/operations.md). `loop.memory_path: null` keeps the "
+        "decision memory in RAM (a simulated cluster starts fresh).")
     monitor: MonitorSettings = MonitorSettings()
     loop: LoopSettings = LoopSettings()
     infrastructure: InfrastructureSettings = InfrastructureSettings()
@@ -136,7 +139,8 @@ def load_config(path: str | Path | None) -> MetctlConfig:
     if path is None:
         return default_config()
     doc = load_document(path)
-    return config_from(doc.data, doc.file, doc)
+    # relative state paths from the file's directory, not the one metctl runs in
+    return with_state_paths(config_from(doc.data, doc.file, doc), state_base_of(doc.file, doc.data))
 
 
 def config_from(data: Any, file: str, document: Document | None = None) -> MetctlConfig:

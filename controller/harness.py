@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Sequence
 
 from actuator.executor import Executor
@@ -74,11 +75,13 @@ class Recorder(LoopObserver):
 
 class SimulatedBackend:
     """A simulated cluster as the daemon's backend: its metric source, infrastructure and data
-    store (simulator.adapters), its clock and a journal in memory (a simulated cluster starts
-    empty every time, so a plan of an earlier run is never "resumed" against a new one)."""
+    store (simulator.adapters), its clock and a journal, in memory or (`metctl run`, so
+    `metctl status` can read it) a file started afresh: a simulated cluster starts empty every
+    time, so a plan of an earlier run is never "resumed" against a new one."""
 
     def __init__(self, config: MetctlConfig, scenario: Scenario, *, seed: int | None = None,
-                 clock: Callable[[SimCluster], SimClock] | None = None):
+                 clock: Callable[[SimCluster], SimClock] | None = None,
+                 journal_path: str | None = None):
         self.cluster = SimCluster(scenario, config.simulator, seed=seed, cluster=config.cluster)
         # The store's own balancer: off when the policy places partitions itself (the
         # registry, decision/policies.py, says which do), on otherwise.
@@ -87,7 +90,10 @@ class SimulatedBackend:
         self.sources: list[MetricsSource] = [SimMetricsSource(self.cluster)]
         self.infrastructure = SimInfrastructure(self.cluster)
         self.datastore = SimDataStore(self.cluster)
-        self.journal = Journal(":memory:")
+        if journal_path and journal_path != ":memory:" and not journal_path.startswith("file:"):
+            for old in (journal_path, *(journal_path + x for x in ("-wal", "-shm", "-journal"))):
+                Path(old).unlink(missing_ok=True)
+        self.journal = Journal(journal_path or ":memory:")
         # the console's latency chart: each simulated workload, against the scenario's objective
         self.tenants: Callable[[], dict[str, float]] | None = sim_tenants(self.cluster)
         self.slo_ms: float | None = scenario.slo_latency_ms
@@ -173,20 +179,22 @@ def build_run(config: MetctlConfig, scenario: Scenario | str | None = None, *, s
               policy: str | None = None, data_transfer: str | None = None,
               observers: Sequence[LoopObserver] = (), memory_path: str | None = None,
               production: Production | None = None, control: bool = False,
-              clock: Callable[[SimCluster], SimClock] | None = None) -> SimRun:
+              clock: Callable[[SimCluster], SimClock] | None = None,
+              journal_path: str | None = None) -> SimRun:
     """The daemon (controller.assembly) on a simulated cluster, with a Recorder first among
     its observers.
 
     policy overrides config.policy.name; data_transfer overrides the scenario's and the
     simulator's (none | incremental | parallel); see `simulated_config`. production and control
-    as in `assemble` (what `metctl run` on the simulator adds)."""
+    as in `assemble` (what `metctl run` on the simulator adds); journal_path: a file journal,
+    started afresh (default: in memory)."""
     if scenario is None or isinstance(scenario, str):
         scenario = load_scenario(scenario or config.simulator.scenario)
     if data_transfer is not None:
         scenario = scenario.model_copy(update={"data_transfer": data_transfer})
     config = simulated_config(config, scenario, policy=policy)
     recorder = Recorder()
-    backend = SimulatedBackend(config, scenario, seed=seed, clock=clock)
+    backend = SimulatedBackend(config, scenario, seed=seed, clock=clock, journal_path=journal_path)
     daemon = assemble(config, backend, observers=[recorder, *observers], memory_path=memory_path,
                       production=production, control=control)
     return SimRun(config, scenario, daemon, recorder)

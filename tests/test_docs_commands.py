@@ -160,3 +160,26 @@ def test_the_checker_refuses_what_it_cannot_run(tmp_path):
     assert (n1, c1) == (2, "curl http://x")
     with pytest.raises(click.UsageError):
         _check_metctl_args(_words(c2)[1:])
+
+
+def test_operations_page_commands_run_as_written(tmp_path, own_state_home):
+    """What to show (issue 24): docs/operations.md's commands run as written, each one without a
+    needs-cluster marker, from the repository root, after a round of the demo (`make run`'s
+    built-in config, whose state the CLI finds from any directory)."""
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHONPATH": str(ROOT)}
+    demo = subprocess.run([sys.executable, "-m", "controller.cli", "run", "--once", "--api", "off",
+                           "--out", str(tmp_path / "out")], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert demo.returncode == 0, demo.stderr[-2000:]
+    page = ROOT / "docs" / "operations.md"
+    ran = 0
+    for line, cmd in commands(page):
+        if MARKER in cmd:
+            continue
+        script = cmd.replace(".venv/bin/", "")
+        done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, f"docs/operations.md:{line}: {cmd!r}: exit {done.returncode}: {done.stderr[-1000:]}"
+        ran += 1
+    assert ran >= 2

@@ -33,7 +33,7 @@ from rich.table import Table
 from rich.text import Text
 
 from controller.assembly import Daemon, assemble
-from controller.config import MetctlConfig, load_config
+from controller.config import MetctlConfig
 from controller.control_plane import with_control_overrides
 from controller.config_files import FILE_OR_NAME, load_given_config
 from controller.errors import BadInput
@@ -175,31 +175,35 @@ def _archive_observers(config: MetctlConfig, observe: bool, directory: str | Non
 
 
 @contextlib.contextmanager
-def _sigterm_as_interrupt():
-    """SIGTERM (systemd stop, kill, a container runtime) ends the run the way Ctrl-C does:
-    the report of what ran is written and the journal left resumable (it was exit 143 and no
-    report)."""
+def _handling(handler, *signals_: signal.Signals):
+    """`handler` for these signals while the block runs (main thread only: elsewhere Python
+    cannot set one), the previous handlers back after."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    # SIGHUP too: until Production installs its own handlers (a clean stop, exit 129), a
-    # hang-up while starting must still run every clean-up (the balancer restored)
-    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    previous = {sig: signal.signal(sig, handler) for sig in signals_}
     try:
         yield
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _sigterm_as_interrupt():
+    """SIGTERM (systemd stop, kill, a container runtime) ends the run the way Ctrl-C does:
+    the report of what ran is written and the journal left resumable (it was exit 143 and no
+    report). SIGHUP too: until Production installs its own handlers (a clean stop, exit 129),
+    a hang-up while starting must still run every clean-up (the balancer restored)."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    return _handling(interrupt, signal.SIGTERM, signal.SIGHUP)
 
 
 def _command(config_path, once, out_dir, api, observe, snapshots_dir, keep_snapshots, *,
              held: contextlib.ExitStack):
     path = config_path or str(DEMO_CONFIG)
-    given = load_given_config(config_path, acting=True) if config_path else load_config(path)
+    given = load_given_config(config_path, acting=True, default=DEMO_CONFIG)
     config = with_control_overrides(given, api=api, observe=observe)
     live = config.infrastructure.driver != "sim" or config.datastore.driver != "sim"
     # one daemon per state directory, locked until the run ends (held: closed by the caller)
@@ -213,15 +217,18 @@ def _command(config_path, once, out_dir, api, observe, snapshots_dir, keep_snaps
     speed = 0.0 if once else config.simulator.run_speed
     run = build_run(config, config.simulator.scenario, observers=[view, *keepers],
                     memory_path=config.loop.memory_path, production=Production(config),
-                    control=True, clock=lambda cluster: PacedSimClock(cluster, speed))
+                    control=True, clock=lambda cluster: PacedSimClock(cluster, speed),
+                    # a file, so `metctl status` shows the demo's plans (started afresh)
+                    journal_path=config.executor.journal_path)
     view.run = run
     out = Path(out_dir or f"out/run-{run.scenario.name}")
-    from controller.commands.simulate import check_out_dir
-    check_out_dir(out)  # before simulating, not after (it was "[Errno 17] File exists")
+    _check_out(out)  # before simulating, not after (it was "[Errno 17] File exists")
     terminated: SystemExit | None = None
+    how = "done"
     try:
         start_daemon(run.daemon, console)  # the console's address is the first thing printed
         if once:
+            how = "once"
             run.run(rounds=1)
         elif console.is_terminal:
             from controller.logs import log_stream
@@ -246,20 +253,80 @@ def _command(config_path, once, out_dir, api, observe, snapshots_dir, keep_snaps
                     next_line[0] = now + 300.0
             run.run(progress=line)
     except KeyboardInterrupt:
-        console.print("interrupted: writing the report of what ran")
+        how = "interrupted"
     except SystemExit as stop:
         # SIGTERM: the leadership's handler leaves with SystemExit(143) once no action is in
         # flight; the report of what ran is still written, then the exit code stands.
-        console.print("terminated: writing the report of what ran")
-        terminated = stop
-    finally:
+        how, terminated = "terminated", stop
+    except BaseException:
         run.daemon.close()
-    summary = write_report(run, out, config.policy.name)
-    console.print(f"{summary['total_ops']:.0f} operations in {summary['duration_s'] / 60:.1f} simulated minutes, "
-                  f"{summary['node_minutes']:.0f} node-minutes; {run.loop.counters.line()}; "
-                  f"report in {out}/", highlight=False, soft_wrap=True)
+        raise
+    with _finishing(console):
+        if how in ("interrupted", "terminated"):
+            console.print(f"{how}: writing the report of what ran", highlight=False)
+        run.daemon.close()
+        summary = write_whole_report(run, out, config.policy.name)
+    ended = {"done": f"the scenario's {run.scenario.duration_s / 60:g} simulated minutes are over",
+             "once": "one decision round done (--once)",
+             "interrupted": "stopped by Ctrl-C", "terminated": "stopped by a signal"}[how]
+    console.print(f"{ended}: {summary['total_ops']:.0f} operations in {summary['duration_s'] / 60:.1f} "
+                  f"simulated minutes, {summary['node_minutes']:.0f} node-minutes; "
+                  f"{run.loop.counters.line()}; report in {out}/", highlight=False, soft_wrap=True)
     if terminated is not None:
         raise terminated
+
+
+@contextlib.contextmanager
+def _finishing(console: Console):
+    """While the report of a run is written (seconds: the plots): a second Ctrl-C (or SIGTERM)
+    lets it finish and says how to abandon it; a third abandons it (KeyboardInterrupt), and
+    `write_whole_report` leaves nothing half-written. (A second Ctrl-C used to lose
+    summary.json.)"""
+    started = time.monotonic()
+    presses = [0]
+
+    def again(signum, frame):
+        presses[0] += 1
+        if presses[0] > 1:
+            raise KeyboardInterrupt
+        console.print(f"still writing the report ({time.monotonic() - started:.0f} s so far, a few "
+                      "more); Ctrl-C once more to abandon it (nothing is left half-written)",
+                      highlight=False, soft_wrap=True)
+
+    with _handling(again, signal.SIGINT, signal.SIGTERM):
+        yield
+
+
+def _check_out(out: Path) -> None:
+    """`--out` can hold the report (simulate's check), leaving no folder behind that the check
+    made: a run refused later (its API address, say) starts nothing and writes nothing."""
+    import shutil
+
+    from controller.commands.simulate import check_out_dir
+
+    made = next((p for p in (out, *out.parents) if p.parent.exists()), out)
+    fresh = not made.exists()
+    check_out_dir(out)
+    if fresh:
+        shutil.rmtree(made, ignore_errors=True)
+
+
+def write_whole_report(run: SimRun, out: Path, policy: str) -> dict[str, Any]:
+    """write_report into a fresh directory beside `out`, then moved into `out`: an interrupted
+    write leaves `out` as it was (no summary.json without its plots, no half a CSV)."""
+    import shutil
+    import tempfile
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    try:
+        summary = write_report(run, tmp, policy)
+        out.mkdir(parents=True, exist_ok=True)
+        for f in sorted(tmp.iterdir(), key=lambda f: f.name == "summary.json"):  # summary last
+            f.replace(out / f.name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return summary
 
 
 def start_daemon(daemon: Daemon, console: Console) -> None:
