@@ -154,8 +154,9 @@ def state_base(file: str | None, *, sets_state_dir: bool = False) -> Path:
     default and the files metctl ships (`file` None or inside the package): $XDG_STATE_HOME,
     default ~/.local/state, in place of a directory."""
     user = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
-    own = file is not None and not Path(file).resolve().is_relative_to(SHIPPED)
-    here = Path(file).resolve().parent if own else user
+    here = user
+    if file is not None and not Path(file).resolve().is_relative_to(SHIPPED):
+        here = Path(file).resolve().parent
     if not sets_state_dir and os.environ.get("METCTL_STATE_DIR"):
         return Path(os.environ["METCTL_STATE_DIR"]).expanduser()
     return here

@@ -121,11 +121,18 @@ def setup_logging(settings: Any = None, stream: IO[str] | None = None) -> loggin
 
 
 # ---- what the loop reports ------------------------------------------------------------------
+def decision_kind(plan: Plan) -> str:
+    """scale_out / scale_in / rebalance / none — the enumerated kind of a decision."""
+    if plan.sizing.delta > 0:
+        return "scale_out"
+    if plan.sizing.delta < 0:
+        return "scale_in"
+    return "rebalance" if plan.actions else "none"
+
+
 def log_decision(logger: logging.Logger, plan: Plan, plan_id: str | None) -> None:
     """One line per decision that makes a plan: its kind in the message, the reason once (a
     piped log is read line by line: each word says something once), sizing and actions."""
-    from controller.telemetry import decision_kind
-
     extra = {"event": "decision", "plan_id": plan_id, "reason": plan.reason or plan.sizing.reason,
              "policy": plan.policy, "current": plan.sizing.current,
              "target": plan.sizing.target, "actions": len(plan.actions)}
@@ -166,7 +173,8 @@ def log_stream(stream: IO[str]):
     """metctl's log lines go to `stream` for a while: the live view passes its console's
     stderr proxy, so a line is printed above the view, never through it (in tmux each line
     written past the view left a stale copy of the view in the scrollback)."""
-    handlers = [h for h in logging.getLogger(ROOT).handlers if getattr(h, "_metctl", False)]
+    handlers = [h for h in logging.getLogger(ROOT).handlers
+                if getattr(h, "_metctl", False) and isinstance(h, logging.StreamHandler)]
     old = [h.setStream(stream) for h in handlers]
     try:
         yield

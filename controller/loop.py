@@ -151,7 +151,7 @@ class ControlLoop:
         self._in_flight_target = 0  # the size the plan in flight leads to, extensions included
         self._plan_id: str | None = None
         self._failures = 0
-        self.last_hold: tuple[HoldCause, str] | None = None
+        self.last_hold: tuple[HoldCause | str, str] | None = None
         self.last_plan: Plan | None = None
         self._resumed = False
         # The operator's controls (controller.control.ControlGate): pause, pin, protection,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-from controller.logs import log_action
+from controller.logs import decision_kind, log_action  # decision_kind: re-exported
 import time
 from decision.model import Plan
 from decision.model import ClusterSnapshot
@@ -227,15 +227,6 @@ class Telemetry:
 
     def record_staleness(self, source: str, age_s: float) -> None:
         self.m["metctl_metric_staleness_seconds"].labels(source=label_token(source)).set(age_s)
-
-
-def decision_kind(plan: Plan) -> str:
-    """scale_out / scale_in / rebalance / none — the enumerated kind of a decision."""
-    if plan.sizing.delta > 0:
-        return "scale_out"
-    if plan.sizing.delta < 0:
-        return "scale_in"
-    return "rebalance" if plan.actions else "none"
 
 
 class NullTelemetry:

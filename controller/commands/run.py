@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -33,13 +35,16 @@ from rich.table import Table
 from rich.text import Text
 
 from controller.assembly import Daemon, assemble
+from controller.commands.simulate import check_out_dir
 from controller.config import MetctlConfig
-from controller.control_plane import with_control_overrides
 from controller.config_files import FILE_OR_NAME, load_given_config
+from controller.control_plane import with_control_overrides
 from controller.errors import BadInput
 from controller.harness import SimRun, build_run
+from controller.logs import log_stream
 from controller.loop import LoopObserver, cause_name
 from controller.production import Production
+from controller.render import VERDICT_STYLE
 from controller.report import write_report
 from controller.snapshot_archive import DEFAULT_KEEP, ArchiveObserver, SnapshotArchive
 from controller.state_lock import one_daemon
@@ -98,8 +103,6 @@ class LiveView(LoopObserver):
         self.last_action = f"{now / 60:5.1f} min  plan {plan_id}: {event}"
 
     def render(self) -> Group:
-        from controller.render import VERDICT_STYLE
-
         run = self.run
         assert run is not None, "render() after the run is built"
         c = run.cluster
@@ -231,8 +234,6 @@ def _command(config_path, once, out_dir, api, observe, snapshots_dir, keep_snaps
             how = "once"
             run.run(rounds=1)
         elif console.is_terminal:
-            from controller.logs import log_stream
-
             with Live(view.render(), console=console, refresh_per_second=4, transient=False) as screen, \
                     log_stream(sys.stderr):  # Live's proxy: log lines print above the view
                 last = [0.0]
@@ -300,10 +301,6 @@ def _finishing(console: Console):
 def _check_out(out: Path) -> None:
     """`--out` can hold the report (simulate's check), leaving no folder behind that the check
     made: a run refused later (its API address, say) starts nothing and writes nothing."""
-    import shutil
-
-    from controller.commands.simulate import check_out_dir
-
     made = next((p for p in (out, *out.parents) if p.parent.exists()), out)
     fresh = not made.exists()
     check_out_dir(out)
@@ -314,9 +311,6 @@ def _check_out(out: Path) -> None:
 def write_whole_report(run: SimRun, out: Path, policy: str) -> dict[str, Any]:
     """write_report into a fresh directory beside `out`, then moved into `out`: an interrupted
     write leaves `out` as it was (no summary.json without its plots, no half a CSV)."""
-    import shutil
-    import tempfile
-
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
     try:

@@ -14,6 +14,7 @@ import re
 import click
 
 from controller.api_client import api_options, print_state
+from controller.commands.pause import _who
 from controller.control import DAYS
 from controller.errors import BadInput
 
@@ -56,8 +57,6 @@ def command() -> None:
 @api_options
 def set_windows(client, windows, timezone, fmt):
     """Replace the config's windows with these until `windows clear`."""
-    from controller.commands.pause import _who
-
     body = {"windows": [parse_window(w) for w in windows], "timezone": timezone, "by": _who()}
     print_state(client.call("PUT", "/v1/windows", body), fmt)
 
@@ -67,8 +66,6 @@ def set_windows(client, windows, timezone, fmt):
 @api_options
 def always(client, fmt):
     """No window: scale-in and reconfiguration always allowed (until `windows clear`)."""
-    from controller.commands.pause import _who
-
     print_state(client.call("PUT", "/v1/windows", {"windows": [], "timezone": "UTC", "by": _who()}), fmt)
 
 

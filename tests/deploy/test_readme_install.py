@@ -21,7 +21,7 @@ def install_lines() -> list[str]:
     return [ln for ln in block.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
 
 
-def test_readme_install_lines_work_from_a_clean_venv_in_another_directory(tmp_path):
+def test_readme_install_lines_work_from_a_clean_venv_in_another_directory(tmp_path, source_tree_kept_clean):
     lines = install_lines()
     venv = re.match(r"python3 -m venv (\S+)$", lines[0].split("#")[0].strip())
     assert venv, f"the README's install block opens with `python3 -m venv DIR`: {lines[0]!r}"
