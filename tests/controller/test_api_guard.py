@@ -204,7 +204,7 @@ def test_tls_settings_come_in_pairs_and_an_unreadable_certificate_is_one_line(
     from controller.errors import BadInput
 
     config = tmp_path / "c.yaml"
-    config.write_text("control: {tls_cert_file: /etc/metctl/api.crt}\n")
+    config.write_text("cluster: demo\ndatastore: {driver: sim}\ncontrol: {tls_cert_file: /etc/metctl/api.crt}\n")
     assert main(["validate", str(config)]) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "tls_key_file" in err, err
