@@ -133,11 +133,11 @@ def decision_kind(plan: Plan) -> str:
 def log_decision(logger: logging.Logger, plan: Plan, plan_id: str | None) -> None:
     """One line per decision that makes a plan: its kind in the message, the reason once (a
     piped log is read line by line: each word says something once), sizing and actions."""
-    extra = {"event": "decision", "plan_id": plan_id, "reason": plan.reason or plan.sizing.reason,
-             "policy": plan.policy, "current": plan.sizing.current,
-             "target": plan.sizing.target, "actions": len(plan.actions)}
-    if plan.sizing.reason and plan.sizing.reason != extra["reason"] \
-            and plan.sizing.reason not in extra["reason"]:
+    reason = plan.reason or plan.sizing.reason
+    extra: dict[str, Any] = {"event": "decision", "plan_id": plan_id, "reason": reason,
+                             "policy": plan.policy, "current": plan.sizing.current,
+                             "target": plan.sizing.target, "actions": len(plan.actions)}
+    if plan.sizing.reason and plan.sizing.reason not in reason:
         extra["sizing_reason"] = plan.sizing.reason
     logger.info("decision: %s", decision_kind(plan), extra=extra)
 

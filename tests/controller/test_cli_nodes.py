@@ -24,7 +24,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 def ec2_config(tmp_path, moto_ec2, cluster: str = "prod") -> str:
     cfg = tmp_path / "ec2.yaml"
-    cfg.write_text(f"cluster: {cluster}\ndatastore: {{driver: hbase}}\ninfrastructure:\n  driver: ec2\n  ec2:\n    region: {moto_ec2.region}\n"
+    cfg.write_text(f"cluster: {cluster}\ndatastore: {{driver: hbase}}\nmonitor: {{hbase_jmx_urls: ['http://127.0.0.1:16030']}}\ninfrastructure:\n  driver: ec2\n  ec2:\n    region: {moto_ec2.region}\n"
                    f"    endpoint_url: {moto_ec2.endpoint_url}\n    image_id: {moto_ec2.image_id}\n"
                    f"    instance_type: t3.micro\n")
     return str(cfg)
@@ -62,7 +62,7 @@ def test_ec2_launch_list_terminate_and_refuse_foreign(tmp_path, moto_ec2, capsys
 
 def test_ec2_bad_image_is_an_error_not_a_traceback(tmp_path, moto_ec2, capsys):
     cfg = tmp_path / "bad.yaml"
-    cfg.write_text(f"cluster: demo\ndatastore: {{driver: hbase}}\ninfrastructure:\n  driver: ec2\n  ec2:\n    region: {moto_ec2.region}\n"
+    cfg.write_text(f"cluster: demo\ndatastore: {{driver: hbase}}\nmonitor: {{hbase_jmx_urls: ['http://127.0.0.1:16030']}}\ninfrastructure:\n  driver: ec2\n  ec2:\n    region: {moto_ec2.region}\n"
                    f"    endpoint_url: {moto_ec2.endpoint_url}\n    image_id: ami-00000000deadbeef0\n")
     code, out, err = run(capsys, "nodes", "launch", "--config", str(cfg))
     assert code == 1 and "InvalidAMIID" in err and "Traceback" not in err
@@ -75,7 +75,7 @@ def test_local_nodes_by_hand(tmp_path, capsys):
         sock.bind(("127.0.0.1", 0))
         port = min(sock.getsockname()[1], 60000)
     cfg = tmp_path / "local.yaml"
-    cfg.write_text("cluster: lab\ndatastore: {driver: hbase}\ninfrastructure:\n  driver: local\n  local:\n"
+    cfg.write_text("cluster: lab\ndatastore: {driver: hbase}\nmonitor: {hbase_jmx_urls: ['http://127.0.0.1:16030']}\ninfrastructure:\n  driver: local\n  local:\n"
                    f"    state_dir: {tmp_path / 'nodes'}\n    base_port: {port}\n    ready_port: true\n"
                    f"    command: [{sys.executable}, {NODE}, 'port={{port}}', 'listen=1']\n")
     code, out, err = run(capsys, "nodes", "launch", "--config", str(cfg), "--profile", "read", "--wait",

@@ -60,7 +60,7 @@ def test_ganglia_only_from_config_and_flag_override(ganglia, capsys, tmp_path):
                                       mem_cached=100.0, mem_buffers=100.0))
     ganglia.wait_until(ganglia.gmond_endpoint, lambda d: b"cli-a.test" in d)
     cfg = tmp_path / "metctl.yaml"
-    cfg.write_text(f"cluster: demo\ndatastore: {{driver: hbase}}\nmonitor:\n  ganglia_endpoints: ['127.0.0.1:1']\n")
+    cfg.write_text(f"cluster: demo\ndatastore: {{driver: sim}}\nmonitor:\n  ganglia_endpoints: ['127.0.0.1:1']\n")
     code, out, err = run(capsys, "snapshot", "--config", str(cfg), "--samples", "1")
     assert code == 1 and "no source answered" in err and "127.0.0.1:1" in err
     code, out, err = run(capsys, "snapshot", "--config", str(cfg), "--ganglia",
@@ -108,7 +108,7 @@ def test_both_sources_hosts_matched_to_regionservers_complete(ganglia, jmx_serve
     ganglia.wait_until(ganglia.gmond_endpoint, lambda d: all(n.encode() in d for n in names.values()))
     cfg = tmp_path / "metctl.yaml"
     # both recorded servers say host "localhost": the machine's CPU (Ganglia) is what is tested
-    cfg.write_text("cluster: demo\ndatastore: {driver: hbase}\nmonitor:\n  hbase_process_cpu: 'off'\n  host_name_map:\n" +
+    cfg.write_text("cluster: demo\ndatastore: {driver: sim}\nmonitor:\n  hbase_process_cpu: 'off'\n  host_name_map:\n" +
                    "".join(f"    '{k}': {v}\n" for k, v in names.items()))
     code, out, err = run(capsys, "snapshot", "--config", str(cfg), "--ganglia", ganglia.gmond_endpoint,
                          "--hbase-jmx", a.url, "--hbase-jmx", b.url, "--samples", "2",
@@ -133,7 +133,7 @@ def test_prometheus_instead_of_ganglia_hosts_matched_to_regionservers(prometheus
                     ["tag.serverName"].split(",")[:2]) for rs in ("rs1", "rs2")]
     cfg = tmp_path / "metctl.yaml"
     # the exporter's instance is 127.0.0.1:PORT; the recorded servers call themselves localhost
-    cfg.write_text("cluster: demo\ndatastore: {driver: hbase}\nmonitor:\n  ganglia_endpoints: ['127.0.0.1:1']\n  hbase_process_cpu: 'off'\n"
+    cfg.write_text("cluster: demo\ndatastore: {driver: sim}\nmonitor:\n  ganglia_endpoints: ['127.0.0.1:1']\n  hbase_process_cpu: 'off'\n"
                    "  host_name_map:\n" + "".join(f"    '{k}': 127.0.0.1\n" for k in ids))
     code, out, err = run(capsys, "snapshot", "--config", str(cfg), "--prometheus",
                          prometheus_stack.url, "--hbase-jmx", a.url, "--hbase-jmx", b.url,
@@ -160,5 +160,5 @@ def test_no_source_answering_is_said_once_and_no_empty_snapshot_is_printed(tmp_p
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert len(lines) == 1, err
     assert lines[0] == (f"metctl: no source answered: ganglia 127.0.0.1:{ganglia}: cannot connect: "
-                        f"Connection refused; hbase http://127.0.0.1:{jmx}: /jmx request failed: "
+                        f"Connection refused; hbase http://127.0.0.1:{jmx}: /jmx: cannot connect: "
                         "Connection refused")

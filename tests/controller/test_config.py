@@ -415,14 +415,18 @@ def test_state_dir_holds_every_state_file_and_an_old_path_still_wins(tmp_path):
         assert load_config(write(tmp_path, "m.yaml", "loop:\n  memory_path: null\n")).loop.memory_path is None
 
 
+# a config given on the command line names its cluster and data store (issue 24 item 5)
+NAMED = "cluster: demo\ndatastore: {driver: sim}\n"
+
+
 @pytest.mark.parametrize("text,field", [
-    ("monitor: {http: {max_mb: 1.0e-320}}\n", "monitor.http.max_mb"),
-    ("monitor: {http: {max_mb: 0.0}}\n", "monitor.http.max_mb"),
-    ("monitor: {http: {max_mb: 1.0e+9}}\n", "monitor.http.max_mb"),
-    ("monitor: {http: {read_timeout_s: .inf}}\n", "monitor.http.read_timeout_s"),
-    ("cluster: ''\n", "cluster"),
-    ("cluster: ../../etc\n", "cluster"),
-    ("cluster: 'a b'\n", "cluster"),
+    (NAMED + "monitor: {http: {max_mb: 1.0e-320}}\n", "monitor.http.max_mb"),
+    (NAMED + "monitor: {http: {max_mb: 0.0}}\n", "monitor.http.max_mb"),
+    (NAMED + "monitor: {http: {max_mb: 1.0e+9}}\n", "monitor.http.max_mb"),
+    (NAMED + "monitor: {http: {read_timeout_s: .inf}}\n", "monitor.http.read_timeout_s"),
+    ("cluster: ''\ndatastore: {driver: sim}\n", "cluster"),
+    ("cluster: ../../etc\ndatastore: {driver: sim}\n", "cluster"),
+    ("cluster: 'a b'\ndatastore: {driver: sim}\n", "cluster"),
 ])
 def test_values_no_cluster_has_are_refused(tmp_path, capsys, text, field):
     """Issue 24 item 21: `http.max_mb: 1e-320` (no answer fits) and `cluster: ""` (tags

@@ -17,15 +17,17 @@ from controller.loop import HoldCause
 
 ROOT = Path(__file__).resolve().parents[2]
 # Literals the policy passes where a cause could be that are not holds: the bottlenecks that
-# ask for capacity (cpu, io_wait) or none, and the placeholder plan a split fills with actions.
-NOT_HOLDS = {"none", "cpu", "io_wait", "split"}
+# ask for capacity (cpu, io_wait) or none, the placeholder plan a split fills with actions, and
+# the prediction rule's veto, which refuses only a scale-in (said in nothing_pays' words).
+NOT_HOLDS = {"none", "cpu", "io_wait", "split", "predicted"}
 
 
 def causes_in_decision_code() -> set[str]:
-    """Every string literal given to the policy's hold(...)/_hold(...) as its cause, and every
-    bottleneck a Diagnosis(...) names (a hold of several nodes joins them with +)."""
+    """Every string literal given to the policy's hold(...)/_hold(...) as its cause, every
+    cause a rule's Veto(...) gives a later rule's hold, and every bottleneck a Diagnosis(...)
+    names (a hold of several nodes joins them with +), in decision/ and its rules/."""
     found: set[str] = set()
-    for path in (ROOT / "decision").glob("*.py"):
+    for path in sorted((ROOT / "decision").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if not isinstance(node, ast.Call):
                 continue
@@ -36,6 +38,8 @@ def causes_in_decision_code() -> set[str]:
                           and isinstance(a.value, str) and re.fullmatch(r"[a-z_]+", a.value)}
             elif name == "Diagnosis" and len(args) > 1 and isinstance(args[1], ast.Constant):
                 found.add(args[1].value)
+            elif name == "Veto" and args and isinstance(args[0], ast.Constant):
+                found.add(args[0].value)
     return found
 
 

@@ -20,7 +20,7 @@ from tests.fixtures.openstack_api import PASSWORD
 
 def os_config(tmp_path) -> str:
     cfg = tmp_path / "os.yaml"
-    cfg.write_text("cluster: demo\ndatastore: {driver: hbase}\ninfrastructure:\n  driver: openstack\n  openstack:\n    cloud: double\n"
+    cfg.write_text("cluster: demo\ndatastore: {driver: hbase}\nmonitor: {hbase_jmx_urls: ['http://127.0.0.1:16030']}\ninfrastructure:\n  driver: openstack\n  openstack:\n    cloud: double\n"
                    "    image: hbase-node\n    wait_interval_s: 0.1\n")
     return str(cfg)
 
