@@ -80,13 +80,16 @@ def test_a_bad_adopt_entry_is_refused_in_one_line_naming_the_key(tmp_path, capsy
 
 def test_the_local_driver_adopts_by_host_and_port_only(tmp_path, capsys):
     cfg = tmp_path / "metctl.yaml"
-    cfg.write_text("cluster: demo\ndatastore: {driver: hbase}\ninfrastructure:\n  driver: local\n  adopt: [{instance_ids: [i-1]}]\n")
+    cfg.write_text("cluster: demo\ndatastore: {driver: hbase}\nmonitor: {hbase_jmx_urls: ['http://127.0.0.1:16030']}\n"
+                   "infrastructure:\n  driver: local\n  adopt: [{instance_ids: [i-1]}]\n")
     assert main(["validate", str(cfg)]) == 2
     assert "adopts by hosts only" in capsys.readouterr().err
-    cfg.write_text("cluster: demo\ndatastore: {driver: hbase}\ninfrastructure:\n  driver: local\n  adopt: [{hosts: [localhost]}]\n")
+    cfg.write_text("cluster: demo\ndatastore: {driver: hbase}\nmonitor: {hbase_jmx_urls: ['http://127.0.0.1:16030']}\n"
+                   "infrastructure:\n  driver: local\n  adopt: [{hosts: [localhost]}]\n")
     assert main(["validate", str(cfg)]) == 2
     assert "host:port" in capsys.readouterr().err
-    cfg.write_text("cluster: demo\ndatastore: {driver: hbase}\ninfrastructure:\n  driver: local\n  adopt: [{hosts: ['localhost:16020']}]\n")
+    cfg.write_text("cluster: demo\ndatastore: {driver: hbase}\nmonitor: {hbase_jmx_urls: ['http://127.0.0.1:16030']}\n"
+                   "infrastructure:\n  driver: local\n  adopt: [{hosts: ['localhost:16020']}]\n")
     assert main(["validate", str(cfg)]) == 0
 
 
