@@ -269,20 +269,29 @@ def _interrupted_run(tmp_path, presses: int):
     out = tmp_path / "report"
     proc = subprocess.Popen([sys.executable, "-m", "controller.cli", "run", "--config", str(cfg),
                              "--api", "off", "--out", str(out)], cwd=tmp_path, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env={**os.environ, "PYTHONPATH": str(root)})
     lines: list[str] = []
-    writing = threading.Event()
+    writing, running = threading.Event(), threading.Event()
 
     def read() -> None:
         for line in proc.stdout:
             lines.append(line)
             if line.startswith("interrupted: writing the report"):
                 writing.set()
+
+    def read_log() -> None:
+        for line in proc.stderr:  # JSON log lines (not a terminal)
+            if '"event": "status"' in line:
+                running.set()  # the loop runs: a Ctrl-C now stops a run, not its start
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
+    threading.Thread(target=read_log, daemon=True).start()
     try:
-        time.sleep(6)  # simulating (600x: the 90 minutes take ~9 s)
+        # simulating (600x: the 90 minutes take ~9 s); on a loaded machine the start alone took
+        # over the 6 s this waited blindly, and a Ctrl-C during the imports prints nothing
+        assert running.wait(120), "".join(lines)
+        time.sleep(2)
         proc.send_signal(signal.SIGINT)
         assert writing.wait(60), "".join(lines)
         for _ in range(presses - 1):
