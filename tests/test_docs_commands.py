@@ -15,6 +15,7 @@ Anything else fails with the line and what to do about it. Pages added to docs/ 
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shlex
@@ -136,6 +137,9 @@ def test_command_runs_or_is_marked(page, line, cmd, monkeypatch, tmp_path):
             assert m, f"{where}: only `pip install .[extras]` runs here; mark others {MARKER}"
             unknown = set(filter(None, (m.group(1) or "").split(","))) - _pyproject_extras()
             assert not unknown, f"{where}: no extra {sorted(unknown)} in pyproject.toml"
+    elif re.fullmatch(r"(.*/)?python(3(\.\d+)?)?", head) and words[1:2] == ["-m"]:
+        module = words[2] if len(words) > 2 else ""
+        assert module and importlib.util.find_spec(module), f"{where}: no module {module!r}"
     elif re.fullmatch(r"(.*/)?python(3(\.\d+)?)?", head):
         script = next((w for w in words[1:] if not w.startswith("-")), None)
         assert script and (ROOT / script).is_file(), f"{where}: no file {script!r}"

@@ -309,8 +309,8 @@ MERGED_ROWS = [(old, m.new) for m in MERGED for old in m.olds]
 @pytest.mark.parametrize("old_key, new_key", MERGED_ROWS, ids=[o for o, _ in MERGED_ROWS])
 def test_a_sources_own_timeout_or_size_still_works_as_the_monitors_one(tmp_path, capsys,
                                                                         old_key, new_key):
-    old = write(tmp_path, "old.yaml", yaml.safe_dump(_nested(old_key, 9.5)))
-    new = write(tmp_path, "new.yaml", yaml.safe_dump(_nested(new_key, 9.5)))
+    old = write(tmp_path, "old.yaml", yaml.safe_dump(_named(_nested(old_key, 9.5))))
+    new = write(tmp_path, "new.yaml", yaml.safe_dump(_named(_nested(new_key, 9.5))))
     assert main(["validate", str(old)]) == 0
     err = capsys.readouterr().err.splitlines()
     assert err == [f"metctl: warning: {old}: {old_key} is deprecated: write {new_key}: 9.5 "
