@@ -21,11 +21,11 @@ from actuator.settings import DataStoreSettings, ExecutorSettings, Infrastructur
 from common.documents import Document, load_document  # noqa: F401  (re-exported)
 from common.errors import BadInput
 from common.models import field_error, parse_file, parse_model  # noqa: F401  (re-exported)
-from controller.config_files import state_base_of, with_state_paths
 from controller.control import ControlSettings
 from controller.ha import HASettings
 from controller.layers import Conflict, PolicySettings, migrate, state_files_written, state_paths, warn
 from controller.loop_settings import LoopSettings
+from controller.state_base import state_base_of, with_state_paths
 from controller.telemetry import TelemetrySettings
 from decision.policy import PolicyConfig
 from monitor.settings import MonitorSettings
