@@ -208,7 +208,6 @@ class ControlLoop:
                 log.info("resuming the plan in flight: %s", getattr(status, "plan_id", "?"))
                 self._plan_id = getattr(status, "plan_id", None)
         if self.executor.busy:
-            self._observe_during_plan(now)
             if self.control is not None:
                 words = self.control.plan_suspended()
                 if words != self._suspended_words:  # say it once, not every tick
@@ -216,6 +215,7 @@ class ControlLoop:
                     if words:
                         log.info("plan in flight suspended: %s", words)
                 if words:
+                    self._observe_during_plan(now, extend=False)  # still shown, never extended
                     return s.executor_tick_s
             self._observe_during_plan(now)
             return self._tick_executor(now)
@@ -233,23 +233,6 @@ class ControlLoop:
                 if self.executor.busy:
                     return self._tick_executor(self.clock.now())
         return max(0.0, self.next_sample_at - now)
-
-    def _observe_during_plan(self, now: float) -> None:
-        """While a plan runs the monitor keeps sampling at its pace for those who show the
-        cluster (observers with `on_observation`: the API's status, the console), so what they
-        show is not as old as the plan (it stayed fixed for 327 s). Nothing is decided on it,
-        and the history is cleared when the plan ends (MET §4.1) as before."""
-        watchers = [fn for o in self.observers if (fn := getattr(o, "on_observation", None))]
-        if not watchers or (self.next_sample_at is not None and now < self.next_sample_at - 1e-9):
-            return
-        self.collector.poll(now)
-        self.counters.samples += 1
-        self.next_sample_at = (self.next_sample_at or now) + self.settings.sample_interval_s
-        if self.next_sample_at <= now:
-            self.next_sample_at = now + self.settings.sample_interval_s
-        snapshot = self.collector.snapshot(now)
-        for fn in watchers:
-            _safe(fn, now, snapshot)
 
     # ------------------------------------------------------------------ deciding
     def _decision_round(self, now: float) -> None:
@@ -304,20 +287,32 @@ class ControlLoop:
         p = self.policy
         return policy_of(p).during_plans(p) and callable(getattr(self.executor, "extend", None))
 
-    def _observe_during_plan(self, now: float) -> None:
-        """At each sample while a plan runs: ask the policy (told the size the plan leads to);
-        a launch-only answer extends the plan in flight (the executor adds the launches while
-        the plan still launches), anything else waits for the plan's end. What the policy
-        learned is kept only when it held or its extension was taken."""
-        if not self._asks_during_plans() or self._plan_in_flight is None:
-            return
-        s = self.settings
-        if self.next_sample_at is not None and now < self.next_sample_at - 1e-9:
+    def _observe_during_plan(self, now: float, *, extend: bool = True) -> None:
+        """While a plan runs the monitor keeps sampling at its pace when someone reads the
+        samples: those who show the cluster (observers with `on_observation`: the API's status,
+        the console), so what they show is not as old as the plan (it stayed fixed for 327 s);
+        and the default met sized from demand, asked at each sample (`_extend_plan`). Runs
+        with neither (simulate) sample nothing more; the history is cleared when the plan ends
+        (MET §4.1) as before."""
+        watchers = [fn for o in self.observers if (fn := getattr(o, "on_observation", None))]
+        asks = extend and self._asks_during_plans() and self._plan_in_flight is not None
+        if not (watchers or asks) or (self.next_sample_at is not None
+                                      and now < self.next_sample_at - 1e-9):
             return
         self.collector.poll(now)
         self.counters.samples += 1
-        self.next_sample_at = now + s.sample_interval_s
+        self.next_sample_at = now + self.settings.sample_interval_s
         snapshot = self.collector.snapshot(now)
+        for fn in watchers:
+            _safe(fn, now, snapshot)
+        if asks:
+            self._extend_plan(now, snapshot)
+
+    def _extend_plan(self, now: float, snapshot: ClusterSnapshot) -> None:
+        """Ask the policy (told the size the plan leads to); a launch-only answer extends the
+        plan in flight (the executor adds the launches while the plan still launches), anything
+        else waits for the plan's end. What the policy learned is kept only when it held or its
+        extension was taken."""
         if not self.collector.complete_enough(snapshot)[0]:
             return
         policy = self.control.policy(self.policy) if self.control is not None else self.policy
@@ -336,6 +331,7 @@ class ControlLoop:
             return
         self._in_flight_target = target + sum(a.op == "launch" for a in plan.actions)
         self.counters.decisions += 1
+        self.counters.plans += 1  # a decision that acted: decisions == plans + holds
         self.last_plan = plan
         self._commit_memory(memory)
         for o in self.observers:
