@@ -100,6 +100,11 @@ CAUSES: tuple[Cause, ...] = (
           "`policy.advanced.scale_in_on_headroom`, `policy.advanced.scale_in_headroom`, "
           "`policy.advanced.scale_in_latency_fraction`, `policy.advanced.move_payback_s`",
           benign=True),
+    Cause("plan_in_flight", "policy",
+          "A plan is being carried out: the default met sized from demand, asked at each sample "
+          "while it runs, extends it only when the demand asks for more nodes than it leads to; "
+          "otherwise it waits for the plan's end (the words say the size it leads to).",
+          "`policy.advanced.size_from_demand`, `policy.advanced.extend_plans`", benign=True),
     Cause("no_change", "policy",
           "The policy asked for nothing, in its own words (see the decision reasons below: "
           "`cluster healthy`, `static policy: never acts`, tiramola inside its thresholds, a "
