@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
             "availability": (during_ok / (during_ok + during_failed)) if during_ok + during_failed else None,
             "availability_whole_run": load.availability,
             "operations": {"ok": load.ok_writes + load.ok_reads, "failed": load.failed,
-                           "acknowledged_writes_lost": len(bad)},
+                           "acknowledged_writes_lost": len(bad), "lost_keys": bad[:20]},
             "throughput_before": tput(t_start + 2, marks["join"]),
             "throughput_during_join": tput(marks["join"], marks["joined"]),
             "throughput_after_join": tput(marks["joined"] + 1, marks["decommission"]),
