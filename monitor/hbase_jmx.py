@@ -184,17 +184,23 @@ def parse_call_time(ipc_bean: dict[str, Any] | None) -> float | None:
 CALL_QUEUES = ("numCallsInGeneralQueue", "numCallsInReadQueue", "numCallsInWriteQueue",
                "numCallsInScanQueue")
 
-def parse_call_queue(ipc_bean: dict[str, Any] | None) -> float | None:
-    """Calls waiting in the IPC bean's client call queues, or None (none of them reported, or
-    one NaN or negative)."""
-    bean = ipc_bean or {}
-    present = [q for q in CALL_QUEUES if q in bean]
+def _sum_of(bean: dict[str, Any] | None, names: tuple[str, ...]) -> float | None:
+    """The sum of the attributes `names` a bean reports, or None (none reported, or one NaN
+    or negative: a count that cannot be trusted is no count)."""
+    bean = bean or {}
+    present = [q for q in names if q in bean]
     if not present:
         return None
     values = [_finite(bean[q]) for q in present]
     if any(math.isnan(v) or v < 0 for v in values):
         return None
     return float(sum(values))
+
+
+def parse_call_queue(ipc_bean: dict[str, Any] | None) -> float | None:
+    """Calls waiting in the IPC bean's client call queues, or None (none of them reported, or
+    one NaN or negative)."""
+    return _sum_of(ipc_bean, CALL_QUEUES)
 
 
 # Calls a server refused or dropped without an answer (counters of the IPC bean, HBase 2.6.4).
@@ -203,14 +209,7 @@ DROPPED_CALLS = ("exceptions.callQueueTooBig", "exceptions.callDropped", "except
 def parse_dropped_calls(ipc_bean: dict[str, Any] | None) -> float | None:
     """Calls refused or dropped unanswered since the server started, or None (none of the
     counters reported, or one NaN or negative)."""
-    bean = ipc_bean or {}
-    present = [q for q in DROPPED_CALLS if q in bean]
-    if not present:
-        return None
-    values = [_finite(bean[q]) for q in present]
-    if any(math.isnan(v) or v < 0 for v in values):
-        return None
-    return float(sum(values))
+    return _sum_of(ipc_bean, DROPPED_CALLS)
 
 
 # The attributes read of each bean, as regexes of their names (the rest of an answer is read
