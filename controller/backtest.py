@@ -75,10 +75,15 @@ def scenario_from_snapshots(snaps: Sequence[ClusterSnapshot], name: str, *, reco
     record_mb = record_kb * storage_overhead / 1024.0
     workloads = []
     for table in tables:
+        # a snapshot that read none of the table's partitions (its sources did not answer, or
+        # gave one sample where a rate needs two) is a gap, not a table asked for nothing: the
+        # rates follow the snapshots that read it, the first of them held back to the start
+        read = [(t, [p for p in s.partitions if p.table == table]) for t, s in zip(times, snaps)]
+        read = [(t, parts) for t, parts in read if parts]
+        at = [0.0] + [t for t, _ in read[1:]] if read else []
         rates: dict[str, list[float]] = {k: [] for k, _ in KINDS}
         sizes: list[float] = []
-        for s in snaps:
-            parts = [p for p in s.partitions if p.table == table]
+        for _, parts in read:
             for k, _ in KINDS:
                 rates[k].append(float(sum(getattr(p, k) for p in parts)))
             sizes.append(float(sum(p.size_mb for p in parts)))
@@ -99,7 +104,7 @@ def scenario_from_snapshots(snaps: Sequence[ClusterSnapshot], name: str, *, reco
                 continue
             if op is None:  # writes: inserts in the share the table grew by
                 grown_mb = max(sizes[-1] - sizes[0], 0.0)
-                written = _integral(series, times)
+                written = _integral(series, at)
                 inserts = min(1.0, grown_mb / record_mb / written) if written > 0 else 0.0
                 inserts = round(inserts, 3)
                 mix = {k: v for k, v in (("insert", inserts), ("update", round(1.0 - inserts, 3))) if v > 0}
@@ -107,7 +112,7 @@ def scenario_from_snapshots(snaps: Sequence[ClusterSnapshot], name: str, *, reco
                 mix = {op: 1.0}
             workloads.append({
                 "name": f"{table}-{kind}", "mix": mix,
-                "rate": [[round(t, 3), round(r, 3)] for t, r in zip(times, series)],
+                "rate": [[round(t, 3), round(r, 3)] for t, r in zip(at, series)],
                 "records": records, "regions": regions,
                 "hot_data_fraction": hot_data, "hot_ops_fraction": hot_ops,
             })

@@ -51,3 +51,25 @@ def test_fewer_than_two_snapshots_is_bad_input_naming_the_directory(tmp_path):
     assert str(one) in str(e.value)
     with pytest.raises(BadInput, match="a directory of kept snapshots"):
         load_series(tmp_path / "absent")
+
+
+def test_a_snapshot_that_read_no_partition_is_a_gap_not_a_table_asked_for_nothing(tmp_path):
+    # the first snapshot of a live series read one /jmx sample where a rate needs two: it
+    # holds no partitions, and its table was replayed as 0 requests/s (CI, the backtest test)
+    import json
+
+    files = sorted(RECORDED.glob("snapshot-*.json"))
+    for i, f in enumerate(files):
+        doc = json.loads(f.read_text())
+        if i in (0, 3):
+            doc["partitions"] = []
+        (tmp_path / f.name).write_text(json.dumps(doc))
+    snaps = load_series(tmp_path)
+    reads = {w["name"]: w for w in scenario_from_snapshots(snaps, "gaps")["workloads"]}["ycsb_c-reads"]["rate"]
+    kept = [s for i, s in enumerate(load_series(RECORDED)) if i not in (0, 3)]
+    t0 = snaps[0].taken_at
+    assert len(reads) == len(files) - 2 and min(r for _, r in reads) > 50
+    assert reads[0][0] == 0.0  # the first reading stands from the start
+    for s, (t, r) in zip(kept[1:], reads[1:]):
+        assert t == pytest.approx((s.taken_at - t0).total_seconds(), abs=1e-3)
+        assert r == pytest.approx(sum(p.reads for p in s.partitions if p.table == "ycsb_c"), abs=1e-3)
