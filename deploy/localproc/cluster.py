@@ -84,10 +84,15 @@ class LocalCluster:
             self.groups.apply(name, s)
             self.groups.join(name, pid)
 
-    def release(self, name: str) -> None:
-        """Remove group `name` once its process is gone."""
-        if self.quota_on:
-            self.groups.remove(name)
+    def release(self, name: str, wait_s: float = 5.0) -> None:
+        """Remove group `name` once its process is gone. The group may still list an exiting
+        process's last threads for a moment after its PID stopped answering (CI: rs2's group
+        outlived its stop), so this waits up to `wait_s` for it to empty."""
+        if not self.quota_on:
+            return
+        deadline = time.monotonic() + wait_s
+        while not self.groups.remove(name) and time.monotonic() < deadline:
+            time.sleep(0.1)
 
     def release_all(self) -> list[str]:
         return self.groups.remove_all() if self.quota_on else []
