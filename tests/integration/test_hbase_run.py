@@ -3,6 +3,7 @@ the HBase driver's server list, local infrastructure, py4j gateway, journaled ex
 time) completes one decision round and exits 0, leaving HBase's balancer as it found it."""
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import subprocess
@@ -113,37 +114,44 @@ def test_run_against_an_unreachable_cluster_is_one_line_and_exit_2(tmp_path, loc
     assert "Traceback" not in r.stderr and "at org.apache" not in lines[-1] and "py4j" not in lines[-1]
 
 
+@contextlib.contextmanager
+def live_run_with_the_balancer_on(tmp_path, hbase_cluster, local_hbase_module, admin, policy: str):
+    """A paused live run of `policy` started with HBase's balancer on, up to its first round:
+    (the process, that round's line, its log). The balancer is set back as it was after."""
+    was_on = bool(admin.isBalancerEnabled())
+    admin.balancerSwitch(True, True)
+    try:
+        cfg = tmp_path / "live.yaml"
+        cfg.write_text(yaml.safe_dump(live_config(tmp_path, hbase_cluster, local_hbase_module, policy)))
+        paused(tmp_path)
+        log = tmp_path / "run.log"
+        proc, first = first_round(cfg, log)
+        try:
+            assert first.startswith(("decision:", "hold:")), first + log.read_text()[-2000:]
+            yield proc, log
+        finally:
+            proc.kill()
+    finally:
+        admin.balancerSwitch(was_on, True)
+
+
 def test_sighup_stops_a_live_run_cleanly_and_restores_the_balancer(tmp_path, hbase_cluster,
                                                                    local_hbase_module,
                                                                    hbase_gateway):
     """Issue 24 item 19: SIGHUP ended the daemon at once with no log line and no clean-up, so
     on live HBase the balancer metctl had switched off stayed off."""
     admin = hbase_gateway.admin
-    was_on = bool(admin.isBalancerEnabled())
-    admin.balancerSwitch(True, True)
-    try:
-        cfg = tmp_path / "live.yaml"
-        # met places regions itself: HBase's balancer is off while it runs
-        cfg.write_text(yaml.safe_dump(live_config(tmp_path, hbase_cluster, local_hbase_module,
-                                                  "met")))
-        paused(tmp_path)
-        log = tmp_path / "run.log"
-        proc, first = first_round(cfg, log)
-        try:
-            # running: its first round printed, HBase's balancer off while metctl places regions
-            assert first.startswith(("decision:", "hold:")), first + log.read_text()[-2000:]
-            assert not admin.isBalancerEnabled()
-            proc.send_signal(signal.SIGHUP)
-            code = proc.wait(timeout=120)
-        finally:
-            proc.kill()
+    # met places regions itself: HBase's balancer is off while it runs
+    with live_run_with_the_balancer_on(tmp_path, hbase_cluster, local_hbase_module, admin,
+                                       "met") as (proc, log):
+        assert not admin.isBalancerEnabled()
+        proc.send_signal(signal.SIGHUP)
+        code = proc.wait(timeout=120)
         assert code == 128 + signal.SIGHUP, log.read_text()[-2000:]
         lines = log.read_text().splitlines()
         assert any('"event": "run.sighup"' in ln for ln in lines)
         assert "Traceback" not in log.read_text()
         assert admin.isBalancerEnabled()  # restored before exit: metctl found it on
-    finally:
-        admin.balancerSwitch(was_on, True)
 
 
 def test_under_a_policy_that_lets_hbase_place_regions_the_balancer_stays_on(
@@ -152,23 +160,10 @@ def test_under_a_policy_that_lets_hbase_place_regions_the_balancer_stays_on(
     them regions (decision/policies.py): switched off for the whole run, as it was for every
     policy, a new RegionServer got none."""
     admin = hbase_gateway.admin
-    was_on = bool(admin.isBalancerEnabled())
-    admin.balancerSwitch(True, True)
-    try:
-        cfg = tmp_path / "live.yaml"
-        cfg.write_text(yaml.safe_dump(live_config(tmp_path, hbase_cluster, local_hbase_module,
-                                                  "target-tracking")))
-        paused(tmp_path)
-        log = tmp_path / "run.log"
-        proc, first = first_round(cfg, log)
-        try:
-            assert first.startswith(("decision:", "hold:")), first + log.read_text()[-2000:]
-            assert admin.isBalancerEnabled()
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(timeout=120)
-            assert "Traceback" not in log.read_text(), log.read_text()[-2000:]
-        finally:
-            proc.kill()
+    with live_run_with_the_balancer_on(tmp_path, hbase_cluster, local_hbase_module, admin,
+                                       "target-tracking") as (proc, log):
         assert admin.isBalancerEnabled()
-    finally:
-        admin.balancerSwitch(was_on, True)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=120)
+        assert "Traceback" not in log.read_text(), log.read_text()[-2000:]
+        assert admin.isBalancerEnabled()
