@@ -244,7 +244,8 @@ class SimCluster:
         step = network.StepInput(rc=rc, d=d, cls=self.regions.cls, active=active,
                                  open_loop=self.arrivals.open, arrivals=self.arrivals.step(self.t, dt),
                                  timeout_s=self.arrivals.timeout_s, serving=serving, block_kb=block,
-                                 bg_cpu=bg_cpu, bg_disk=bg_disk, dt=dt)
+                                 bg_cpu=bg_cpu, bg_disk=bg_disk, dt=dt,
+                                 slo_ms=float(self.scenario.slo_latency_ms))
         return network.solve(self.network, step, self.mix, c, h)
 
     def _advance(self, res: network.StepResult, dt: float) -> None:

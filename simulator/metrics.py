@@ -35,6 +35,9 @@ class Recording:
     p99_wl_ms: np.ndarray  # (steps, workloads) 99th-percentile latency (NaN: none completed)
     open_loop: tuple[bool, ...]  # per workload: open (rate) or closed (threads)
     timeout_ms: tuple[float, ...]  # per workload (open loop)
+    # (steps, workloads) share of the step's answers slower than the scenario's slo_latency_ms
+    # (NaN: none completed); None in recordings made before it was kept
+    slow_wl: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,7 @@ class Recorder:
     failed: list[np.ndarray] = field(default_factory=list)
     backlog: list[np.ndarray] = field(default_factory=list)
     p99_ms: list[np.ndarray] = field(default_factory=list)
+    slow: list[np.ndarray] = field(default_factory=list)
 
     def record(self, t: float, dt: float, step: Any, vms: int, servers: int) -> None:
         """One step (a simulator.network.StepResult) at time t."""
@@ -84,6 +88,7 @@ class Recorder:
         self.failed.append(step.failed)
         self.backlog.append(step.backlog)
         self.p99_ms.append(step.p99_ms)
+        self.slow.append(step.slow)
 
     def recording(self) -> Recording:
         n = len(self.t)
@@ -100,7 +105,8 @@ class Recorder:
                          failed=table(self.failed), backlog=table(self.backlog),
                          p99_wl_ms=table(self.p99_ms),
                          open_loop=self.open_loop or (False,) * w,
-                         timeout_ms=self.timeout_ms or (1000.0,) * w)
+                         timeout_ms=self.timeout_ms or (1000.0,) * w,
+                         slow_wl=table(self.slow))
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ class NetworkState:
     # percentile: reused while the mixture stays within P99_REUSE_RTOL of it (steady state)
     closed_mix: np.ndarray = field(default_factory=lambda: np.zeros(0))  # its arrays, flattened
     closed_p99: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    closed_slow: np.ndarray = field(default_factory=lambda: np.zeros(0))  # and its share over the SLO
     backlog: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # (workloads, nodes) open requests waiting
     wait_s: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (nodes,) an open backlog's wait at the end
 
@@ -61,6 +62,9 @@ class StepInput:
     bg_cpu: np.ndarray  # (nodes,) background share of the CPU, of the disk
     bg_disk: np.ndarray
     dt: float
+    # the response-time objective: each step counts the share of its answers slower than it, so
+    # a window's percentile is scored over the window's requests (controller.scoring)
+    slo_ms: float = float("inf")
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,7 @@ class StepResult:
     node_latency_ms: np.ndarray  # (nodes,) mean time a request spends in the server, NaN if none
     node_queue: np.ndarray  # (nodes,) open requests waiting at the step's end (HBase's call queue)
     node_dropped: np.ndarray  # (nodes,) open requests that timed out waiting for it in the step
+    slow: np.ndarray  # (workloads,) share of the step's answers slower than slo_ms, NaN where none
 
 
 def solve(state: NetworkState, s: StepInput, mix: WorkloadMix, c: CostSettings,
@@ -127,10 +132,10 @@ def _closed_only(state: NetworkState, s: StepInput, mix: WorkloadMix, c: CostSet
                                     + remote, visits, c.rpc_floor_ms)
         util_cpu = solver.utilisation(x, s.d.cpu, s.bg_cpu[:k], h.cores)
         util_disk = solver.utilisation(x, s.d.disk, s.bg_disk[:k], 1)
-    p99 = _closed_p99(state, _closed_mix(sol, Dq, x, visits, util_cpu, util_disk, s, h, c, k))
+    p99, slow = _closed_p99(state, _closed_mix(sol, Dq, x, visits, util_cpu, util_disk, s, h, c, k), s.slo_ms)
     ops = x * s.dt
     return StepResult(x, ops, np.zeros(len(x)), np.zeros(len(x)), sol.response_ms, p99,
-                      util_cpu, util_disk, disk_queue, node_latency, np.zeros(k), np.zeros(k))
+                      util_cpu, util_disk, disk_queue, node_latency, np.zeros(k), np.zeros(k), slow)
 
 
 # A closed class's latency distribution barely moves from step to step once its clients have
@@ -139,13 +144,14 @@ def _closed_only(state: NetworkState, s: StepInput, mix: WorkloadMix, c: CostSet
 P99_REUSE_RTOL = 1e-3
 
 
-def _closed_p99(state: NetworkState, mix: solver.LatencyMix) -> np.ndarray:
-    now = np.concatenate([np.ravel(a) for a in solver.astuple(mix)] + [np.array(mix.weight.shape, dtype=float)])
+def _closed_p99(state: NetworkState, mix: solver.LatencyMix, slo_ms: float) -> tuple[np.ndarray, np.ndarray]:
+    """The closed classes' p99 and share of answers over slo_ms (reused in steady state)."""
+    now = np.concatenate([np.ravel(a) for a in solver.astuple(mix)] + [np.array(mix.weight.shape, dtype=float), [slo_ms]])
     last = state.closed_mix
     if last.shape == now.shape and bool(np.all(np.abs(now - last) <= 1e-9 + P99_REUSE_RTOL * np.abs(last))):
-        return state.closed_p99
-    state.closed_mix, state.closed_p99 = now, mix.quantile_ms()
-    return state.closed_p99
+        return state.closed_p99, state.closed_slow
+    state.closed_mix, state.closed_p99, state.closed_slow = now, mix.quantile_ms(), mix.share_over(slo_ms)
+    return state.closed_p99, state.closed_slow
 
 
 def _server_time(x: np.ndarray, inside: np.ndarray, visits: np.ndarray, floor_ms: float) -> np.ndarray:
@@ -283,12 +289,13 @@ def _mixed_result(state: NetworkState, s: StepInput, mix: WorkloadMix, c: CostSe
         cpu_per_req = used[:, 0] / np.maximum(answered.sum(axis=0), 1e-12)
     p_cpu, w_cpu, p_disk, w_disk, miss = _station_waits(util_cpu, util_disk, cpu_per_req, s, h)
     open_mix = _open_mix(s, op, fl, off, p_cpu, w_cpu, p_disk, w_disk, miss)
-    p99 = np.full(nw, np.nan)
-    p99[s.open_loop] = open_mix.rows(s.open_loop).quantile_ms()
+    p99, slow = np.full(nw, np.nan), np.full(nw, np.nan)
+    opened = open_mix.rows(s.open_loop)
+    p99[s.open_loop], slow[s.open_loop] = opened.quantile_ms(), opened.share_over(s.slo_ms)
     closed = ~s.open_loop
     if (sol.x[closed] > 0).any():
         closed_mix = _closed_mix(sol, Dq, np.where(closed, sol.x, 0.0), op.visits, util_cpu, util_disk, s, h, c, k)
-        p99[closed] = _closed_p99(state, closed_mix.rows(closed))
+        p99[closed], slow[closed] = _closed_p99(state, closed_mix.rows(closed), s.slo_ms)
     mean_open = np.nan_to_num(open_mix.mean_ms(), nan=0.0)
     latency = np.where(s.open_loop, mean_open, sol.response_ms)
     offered = np.where(s.open_loop, s.arrivals, x * dt)
@@ -309,7 +316,7 @@ def _mixed_result(state: NetworkState, s: StepInput, mix: WorkloadMix, c: CostSe
     node_latency = _node_latency(answered, inside, c.rpc_floor_ms)
     return StepResult(x, offered, failed, np.where(s.open_loop, fl.backlog.sum(axis=1), 0.0),
                       latency, p99, util_cpu, util_disk, disk_queue, node_latency,
-                      fl.backlog[s.open_loop].sum(axis=0), fl.failed[s.open_loop].sum(axis=0))
+                      fl.backlog[s.open_loop].sum(axis=0), fl.failed[s.open_loop].sum(axis=0), slow)
 
 
 def _node_latency(answered: np.ndarray, inside: np.ndarray, floor_ms: float) -> np.ndarray:

@@ -8,6 +8,7 @@ Shalev-Oren, 1987).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -258,6 +259,16 @@ class LatencyMix:
         """The mixture of the classes in `keep` only."""
         return LatencyMix(*(None if getattr(self, f.name) is None else getattr(self, f.name)[keep]
                             for f in fields(self)))
+
+    def share_over(self, t_ms: float) -> np.ndarray:
+        """P(latency > t_ms) per class: the share of its answers slower than t_ms; NaN where
+        nothing was answered (0 for an infinite t_ms)."""
+        answered = (self.weight > 0).any(axis=1)
+        out = np.full(len(self.weight), np.nan)
+        if answered.any():
+            out[answered] = 0.0 if math.isinf(t_ms) else self.rows(answered).survival(
+                np.full((int(answered.sum()), 1), float(t_ms)))[:, 0]
+        return out
 
     def quantile_ms(self, q: float = 0.99) -> np.ndarray:
         """The q-quantile of latency per class (by refining a grid around where the survival

@@ -9,7 +9,7 @@ from controller.report import summarize
 from controller.scoring import TenantSteps, window_attainment
 
 
-def steps(served, p99, *, offered=None, failed=None, active=None, dt=1.0, names=("A",)):
+def steps(served, p99, *, offered=None, failed=None, active=None, dt=1.0, names=("A",), slow=None):
     served = np.asarray(served, float).reshape(len(served), -1)
     shape = served.shape
     return TenantSteps(served=served,
@@ -17,7 +17,8 @@ def steps(served, p99, *, offered=None, failed=None, active=None, dt=1.0, names=
                        failed=np.zeros(shape) if failed is None else np.asarray(failed, float).reshape(shape),
                        p99_ms=np.asarray(p99, float).reshape(shape),
                        active=np.ones(shape, bool) if active is None else np.asarray(active, bool).reshape(shape),
-                       dt=dt, workloads=tuple(names))
+                       dt=dt, workloads=tuple(names),
+                       slow=None if slow is None else np.asarray(slow, float).reshape(shape))
 
 
 @given(rows=st.lists(st.tuples(st.integers(0, 5), st.floats(0, 200), st.integers(0, 3), st.booleans()),
@@ -58,6 +59,39 @@ def test_failed_requests_over_the_bound_miss_the_window_even_when_the_rest_is_fa
     assert over["attainment"] == 0.0 and at["attainment"] == 1.0
 
 
+def test_a_window_is_scored_on_its_own_requests_not_on_its_worst_second():
+    # 10 s of 1,000 requests each; one second has 40 % of its answers over the objective (its
+    # p99 is far over): 400 of 10,000 slow = 4 % > 1 %, missed. The same second with 5 % slow
+    # (a region offline for part of it): 50 of 10,000 = 0.5 %, the window's p99 is within.
+    p99 = [5.0] * 9 + [900.0]
+    missed = window_attainment(steps([1000] * 10, p99, slow=[0.0] * 9 + [0.4]), 50, 10)["A"]
+    met = window_attainment(steps([1000] * 10, p99, slow=[0.0] * 9 + [0.05]), 50, 10)["A"]
+    bound = window_attainment(steps([1000] * 10, p99), 50, 10)["A"]
+    assert missed["attainment"] == 0.0 and met["attainment"] == 1.0
+    assert bound["attainment"] == 0.0  # the worst second's p99 reads the window as missed
+
+
+def test_steps_weigh_by_the_requests_they_answered():
+    # a slow second that answered few requests weighs little; the same share on a busy one, much
+    slow = [0.5, 0.0, 0.0, 0.0]
+    light = window_attainment(steps([10, 1000, 1000, 1000], [900, 5, 5, 5], slow=slow), 50, 4)["A"]
+    heavy = window_attainment(steps([1000, 10, 10, 10], [900, 5, 5, 5], slow=slow), 50, 4)["A"]
+    assert light["attainment"] == 1.0 and heavy["attainment"] == 0.0
+
+
+@given(rows=st.lists(st.tuples(st.integers(1, 5), st.floats(0, 0.2)), min_size=1, max_size=40),
+       width=st.integers(1, 5))
+def test_the_window_percentile_never_misses_what_the_worst_second_meets(rows, width):
+    # steps' p99 consistent with their slow share (over the objective exactly when more than
+    # 1 % of the step was slow): every window the bound calls met is met by its own requests
+    served = [float(r[0]) * 100 for r in rows]
+    slow = [r[1] for r in rows]
+    p99 = [60.0 if f > 0.01 else 40.0 for f in slow]
+    exact = window_attainment(steps(served, p99, slow=slow), 50, width)["A"]
+    bound = window_attainment(steps(served, p99), 50, width)["A"]
+    assert exact["windows"] == bound["windows"] and exact["met"] >= bound["met"]
+
+
 def test_an_inactive_tenant_is_not_scored():
     got = window_attainment(steps([0, 0, 10, 10], [0, 0, 5, 5], active=[False, False, True, True]), 50, 1)["A"]
     assert got["windows"] == 2 and got["attainment"] == 1.0
@@ -77,3 +111,6 @@ def test_summary_gives_the_worst_tenant_and_each_tenant(sim_stack, small_scenari
     assert set(tight["slo_attainment_by_workload"]) == {"C", "B", "E"}
     assert tight["slo_attainment"] == min(tight["slo_attainment_by_workload"].values()) < 0.5
     assert tight["ops_offered"] >= tight["total_ops"] and tight["ops_failed"] >= 0
+    # scored on each window's own requests, with the stricter worst-second reading beside it
+    assert tight["slo_p99_source"] == "window"
+    assert tight["slo_attainment_step_bound"] <= tight["slo_attainment"]

@@ -146,3 +146,16 @@ def test_a_saturated_server_shows_its_call_queue_and_the_calls_it_drops_as_hbase
     _, first, last = sample(1 * PER_NODE, 2)
     assert all(q == 0 for q in last.server_queue_length.values())
     assert last.server_dropped_calls == first.server_dropped_calls
+
+
+def test_each_step_records_the_share_of_answers_over_the_objective_as_its_p99_says():
+    # near saturation some steps' p99 cross the objective and some do not: a step's share of
+    # answers slower than slo_latency_ms is over 1 % exactly when its p99 is over it
+    sc = _scenario({"shape": "constant", "ops_per_s": 0.93 * 3 * PER_NODE}, duration_s=90,
+                   slo_latency_ms=7)
+    rec = _run(sc)[1]
+    p99, slow = rec.p99_wl_ms[10:, 0], rec.slow_wl[10:, 0]
+    clear = np.abs(p99 - 7.0) > 0.02 * 7.0  # away from the quantile's own tolerance
+    assert (p99[clear] > 7.0).sum() >= 5 and (p99[clear] < 7.0).sum() >= 5
+    assert np.array_equal(slow[clear] > 0.01, p99[clear] > 7.0)
+    assert ((slow >= 0) & (slow <= 1)).all()
