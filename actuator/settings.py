@@ -26,6 +26,11 @@ class ExecutorSettings(BaseModel):
         "metctl-state/journal.sqlite",
         description="SQLite file recording every plan and each action's state before and after it "
         "runs; `metctl status` reads it and a restarted controller resumes from it.")
+    calibration: str | None = Field(
+        None, description="A calibration file of the timeout table (a path, relative to this "
+        "config file's directory, or calibration:NAME of a shipped one): its values replace the "
+        "shipped ones (configs/calibration/executor.yaml, what null means); a *_timeout_s key "
+        "written here wins over the file. Read when the config file is loaded.")
     requested_timeout_s: float = Field(
         600.0, gt=0, description="Seconds a launched node may stay 'requested' (no capacity yet) "
         "before the launch attempt counts as failed.")

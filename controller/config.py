@@ -21,6 +21,7 @@ from actuator.settings import DataStoreSettings, ExecutorSettings, Infrastructur
 from common.documents import Document, load_document  # noqa: F401  (re-exported)
 from common.errors import BadInput
 from common.models import field_error, parse_file, parse_model  # noqa: F401  (re-exported)
+from controller import calibration
 from controller.control import ControlSettings
 from controller.ha import HASettings
 from controller.layers import Conflict, PolicySettings, migrate, state_files_written, state_paths, warn
@@ -149,6 +150,7 @@ def config_from(data: Any, file: str, document: Document | None = None) -> Metct
         data, notes = migrate(data)
     except Conflict as err:
         raise BadInput(file, err.field, err.expected) from None
+    data = calibration.apply(data, file, document)
     written = parse_model(ConfigFile, data, file, document)
     warn(file, notes)
     # The cross-field checks of the runtime settings (the policy's thresholds, Cassandra's

@@ -39,6 +39,8 @@ KINDS = {k.name: k for k in (
     Kind("config", SHIPPED, "configs (policies, the demo, production templates)", recursive=True),
     Kind("example", SHIPPED / "examples", "example snapshots", recursive=True),
     Kind("scenario", SHIPPED / "scenarios", "simulator scenarios"),
+    Kind("calibration", SHIPPED / "calibration", "calibration files (simulator.calibration, "
+         "executor.calibration: the simulated hardware and costs, the executor's timeouts)"),
 )}
 _SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -54,7 +56,7 @@ def shipped(kind: str) -> dict[str, Path]:
         if f.suffix not in _SUFFIXES or not f.is_file():
             continue
         rel = f.relative_to(k.folder)
-        if kind == "config" and rel.parts[0] in ("examples", "scenarios"):
+        if kind == "config" and rel.parts[0] in ("examples", "scenarios", "calibration"):
             continue
         stem = str(rel.with_suffix(""))
         out[str(rel)] = f

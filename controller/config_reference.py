@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from controller.calibration import calibrated
 from controller.config import ConfigFile
 from controller.layers import ADVANCED_FIELDS, DEPRECATED, FED, MERGED, STATE_FILES, level_of
 from decision.policy import PolicyConfig
@@ -48,12 +49,21 @@ Each key has a level (column "level"):
   bounds, the scale-out and scale-in behaviour, the prediction cycle.
 - **2** — advanced: `policy.advanced.*` overrides a preset's internals; the other sections'
   remaining keys tune how metctl samples, acts and serves.
+- **cal** — measured constants, best kept in a calibration file the config points at
+  (`simulator.calibration`: the simulated hardware, costs and action times;
+  `executor.calibration`: the executor's timeout table). The values below are the shipped
+  files' (`configs/calibration/`, `metctl config list`), each with its source; a key written
+  in the config wins over the file (docs/simulator.md, "Calibration files").
 
 Keys that moved still work for one release, with a warning naming the new key (the table at
 the end).
 """
 
 LEVEL = {0: "0", 1: "1", 2: "2 (advanced)"}
+
+
+def level_text(key: str) -> str:
+    return "cal" if calibrated(key) else LEVEL[level_of(key)]
 TABLE_HEAD = ["| key | level | type | default | meaning |", "| --- | --- | --- | --- | --- |"]
 
 
@@ -149,7 +159,7 @@ def rows(model: type[BaseModel], prefix: str) -> tuple[list[str], list[tuple[str
         if entry is not None:  # each entry's keys get a section of their own, `key[]`
             subsections.append((f"{key}[]", entry))
         kind = f"list of entries (`{key}[]`)" if entry is not None else type_name(field.annotation)
-        lines.append(f"| `{key}` | {LEVEL[level_of(key)]} | {cell(kind)}{constraints(field)} | "
+        lines.append(f"| `{key}` | {level_text(key)} | {cell(kind)}{constraints(field)} | "
                      f"{cell(default_text(field))} | {cell(field.description or '')} |")
     return lines, subsections
 

@@ -112,6 +112,12 @@ class SimulatorSettings(_Frozen):
     run_speed: float = Field(60.0, ge=0, description="Simulated seconds per real second when `metctl run` drives the simulated cluster (the live view stays watchable); 0 = as fast as possible. `metctl simulate` always runs as fast as possible.")
     cache_update_s: float = Field(5.0, gt=0, description="Seconds between recomputations of block-cache hit ratios (they change slowly).")
     host_metric_window_s: float = Field(15.0, gt=0, description="Host metrics are averaged over this many seconds, like gmond's cpu metrics.")
+    calibration: str | None = Field(
+        None, description="A calibration file of the hardware, costs and actions below (a "
+        "path, relative to this config file's directory, or calibration:NAME of a shipped one): "
+        "its values replace the shipped ones (configs/calibration/simulator.yaml, what null "
+        "means; `make calibrate-hbase` writes one); a key written here under hardware, costs or "
+        "actions wins over the file. Read when the config file is loaded.")
     hardware: HardwareSettings = HardwareSettings()
     costs: CostSettings = CostSettings()
     actions: ActionSettings = ActionSettings()

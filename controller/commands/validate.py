@@ -1,8 +1,10 @@
 """`metctl validate FILE` — check a config, a snapshot or a scenario file without acting on it.
 
 A mapping with `nodes` or `partitions` is a snapshot, one with `workloads` a simulator scenario,
-anything else a metctl config, which must name its `cluster` and `datastore.driver`. FILE may be
-a shipped file by name (config:met, example:met-5-nodes, scenario:sudden-spike). Exit 0 with one "ok" line, or 2 with the one-line error (file,
+one without `cluster` whose keys are all a calibration file's (`timeouts_s`; `hardware`, `costs`,
+`actions`) a calibration file, anything else a metctl config, which must name its `cluster` and `datastore.driver`. FILE may be
+a shipped file by name (config:met, example:met-5-nodes, scenario:sudden-spike,
+calibration:simulator). Exit 0 with one "ok" line, or 2 with the one-line error (file,
 field, what was expected).
 """
 from __future__ import annotations
@@ -11,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from controller import calibration
 from controller.config import config_from, load_document, parse_model
 from controller.config_files import FILE_OR_NAME, change_marks, require_named
 from controller.layers import preset_of
@@ -20,7 +23,7 @@ from controller.snapshot_io import is_snapshot_data, snapshot_from_data
 @click.command(name="validate")
 @click.argument("file", metavar="FILE", type=FILE_OR_NAME)
 def command(file: str) -> None:
-    """Check a config (or snapshot, or scenario) file: exit 0, or 2 with the error."""
+    """Check a config (or snapshot, scenario or calibration) file: exit 0, or 2 with the error."""
     doc = load_document(file)
     if is_snapshot_data(doc.data):
         snap = snapshot_from_data(doc.data, doc.file, doc)
@@ -33,6 +36,12 @@ def command(file: str) -> None:
         scenario = parse_model(Scenario, doc.data, doc.file, doc)
         click.echo(f"ok: {file}: simulator scenario {scenario.name!r} with "
                    f"{len(scenario.workloads)} workloads over {scenario.duration_s:g} s")
+        return
+    section = calibration.kind_of(doc.data)
+    if section is not None:
+        calibration.load(section, doc.file)
+        click.echo(f"ok: {file}: {section} calibration file ({calibration.KINDS[section].what}; "
+                   f"{section}.calibration: FILE in a config)")
         return
     require_named(doc.file, doc.data)  # an empty file is no config (issue 24 item 5)
     config = config_from(doc.data, doc.file, doc)

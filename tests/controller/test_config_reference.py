@@ -31,7 +31,7 @@ def test_every_key_is_documented_with_its_level_default_and_meaning():
         row = next((line for line in text.splitlines() if line.startswith(f"| `{key}` |")), None)
         assert row is not None, key
         assert row.count(" | ") >= 4 and not row.rstrip().endswith("|  |"), row
-        assert row.split(" | ")[1] in ("0", "1", "2 (advanced)"), row
+        assert row.split(" | ")[1] in ("0", "1", "2 (advanced)", "cal"), row
 
 
 def test_internal_fields_set_by_one_key_are_not_keys_of_the_file():
