@@ -20,7 +20,8 @@ latency floor measured here is below a LAN's by the round trip (network_rtt_ms).
     .venv/bin/python bench/calibrate_hbase.py [--records 20000] [--seconds 40] [--threads 8]
 
 ~4–6 minutes on 2 cores (cluster start, load, 3 workloads x (warm + measured + light)).
-Figures go to out/calibrate-hbase/report.json.
+Figures go to out/calibrate-hbase/report.json, and a simulator calibration file of the node
+measured to out/calibrate-hbase/calibration.yaml (`simulator.calibration: FILE` in a config).
 
 On a quota'd RegionServer (the default: deploy/localproc/cgroups.py, a fixed slice of the
 machine) the report also holds `quota_node`: the simulator settings of one node that is that
@@ -38,6 +39,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -126,6 +129,31 @@ def quota_node(cores: float, *, get_ms: float, put_ms: float, row_ms: float, cli
     }
 
 
+def calibration_file(report: dict[str, Any]) -> str:
+    """A simulator calibration file (`simulator.calibration: FILE`, controller/calibration.py)
+    of the node this run measured: on a quota'd RegionServer, quota_node's settings; without a
+    quota, one node of this machine's cores at the measured CPU costs. Keys it leaves out keep
+    the shipped values (configs/calibration/simulator.yaml)."""
+    if "quota_node" in report:
+        settings = report["quota_node"]["simulator"]
+        what = f"one RegionServer quota'd to {report['quota_node']['cpu_cores']:g} cores"
+    else:
+        measured = {k: v["measured"] for k, v in report["figures"].items()}
+        get = measured["get_cpu_ms"]
+        settings = {"hardware": {"cores": report["cores"]},
+                    "costs": {"get_cpu_ms": round(get, 4), "rpc_cpu_ms": round(get * 0.5, 4),
+                              "block_cpu_ms": round(get * 0.25, 4),
+                              "put_cpu_ms": round(measured["put_cpu_ms"], 4),
+                              "scan_row_cpu_ms": round(measured["scan_row_cpu_ms"], 5),
+                              "client_op_cpu_ms": round(measured["client_op_cpu_ms"], 4)}}
+        what = f"one RegionServer on {report['cores']} cores, no quota"
+    header = (f"# Measured by bench/calibrate_hbase.py (make calibrate-hbase): HBase {report['hbase']}, "
+              f"{what}, {report['records']} records\n# per table (docs/simulator.md, Calibration). "
+              "Use it with `simulator.calibration: FILE`; keys left out keep the shipped\n# values "
+              "(configs/calibration/simulator.yaml).\n")
+    return header + yaml.safe_dump(settings, sort_keys=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--records", type=int, default=20_000, help="records per table (fits the block cache)")
@@ -198,11 +226,13 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
+    calibration = out.parent / "calibration.yaml"
+    calibration.write_text(calibration_file(report))
     print(f"\n{'figure':44} {'measured':>9} {'setting':>9} {'ratio':>7}")
     for k, (m, s) in figures.items():
         ratio = f"{m / s:7.2f}" if s else ""
         print(f"{k:44} {m:9.3f} {s if s is not None else '':>9} {ratio}")
-    print(f"\nwhole run {report['whole_run_s']} s; figures in {out}")
+    print(f"\nwhole run {report['whole_run_s']} s; figures in {out}; simulator.calibration: {calibration}")
     return 0
 
 

@@ -10,3 +10,28 @@ def test_latency_line_is_read_for_the_operation_asked():
     assert bench.mean_latency_us(out, "READ") == 612.5
     assert bench.mean_latency_us(out, "UPDATE") == 900
     assert bench.mean_latency_us(out, "SCAN") is None
+
+
+def _report(**extra):
+    figures = {"get_cpu_ms": 0.18, "put_cpu_ms": 0.3, "scan_row_cpu_ms": 0.004, "client_op_cpu_ms": 0.11}
+    return {"hbase": "2.6.4", "records": 20000, "cores": 2,
+            "figures": {k: {"measured": v, "setting": None} for k, v in figures.items()}, **extra}
+
+
+def test_the_calibration_file_it_writes_is_one_a_config_loads(tmp_path):
+    """`make calibrate-hbase` writes out/calibrate-hbase/calibration.yaml: `simulator.calibration`
+    reads it, quota'd (one core at the slice's capacity) or not (this machine's cores)."""
+    from controller.config import load_config
+
+    node = bench.quota_node(0.5, get_ms=0.18, put_ms=0.3, row_ms=0.004, client_ms=0.11,
+                            client_row_ms=0.005, get_lat_ms=0.6, put_lat_ms=0.6,
+                            saturated_ops_s={"C": 2700.0}, heap_mb=1024)
+    for name, report, cores, get_ms in (("quota", _report(quota_node=node), 1, 0.36),
+                                        ("whole", _report(), 2, 0.18)):
+        cal = tmp_path / f"{name}.yaml"
+        cal.write_text(bench.calibration_file(report))
+        cfg = tmp_path / f"{name}-config.yaml"
+        cfg.write_text(f"cluster: demo\ndatastore: {{driver: sim}}\nsimulator: {{calibration: {cal.name}}}\n")
+        sim = load_config(cfg).simulator
+        assert (sim.hardware.cores, sim.costs.get_cpu_ms) == (cores, get_ms), name
+        assert sim.costs.put_cpu_ms == (0.6 if name == "quota" else 0.3)
