@@ -17,6 +17,8 @@ import math
 from enum import Enum
 from typing import Any, Mapping
 
+from actuator.settings import ExecutorSettings
+
 
 class PlanState(str, Enum):
     RUNNING = "running"          # phases advance tick by tick
@@ -200,8 +202,14 @@ def describe_states() -> str:
     out += ["### Sub-states of a running step", "", "| op | sub-states |", "|---|---|"]
     out += [f"| `{op}` | {', '.join(f'`{s}`' for s in subs)} |" for op, subs in SUB_STATES.items()]
     out += ["", "### Timeouts (the only ones; drivers never wait)", "",
-            "| op | state | bounded by |", "|---|---|---|"]
-    out += [f"| `{op}` | `{st}` | `executor.{field}` |" for (op, st), field in TIMEOUTS.items()]
+            "The table's values are a calibration file's, `timeouts_s: {op: {state: seconds}}`: "
+            "the shipped one (configs/calibration/executor.yaml, the column below) unless "
+            "`executor.calibration: FILE` names another; a key written in the config "
+            "(`executor.booting_timeout_s`) wins over the file.", "",
+            "| op | state | bounded by | shipped, s |", "|---|---|---|---|"]
+    shipped = ExecutorSettings()
+    out += [f"| `{op}` | `{st}` | `executor.{field}` | {getattr(shipped, field):g} |"
+            for (op, st), field in TIMEOUTS.items()]
     return "\n".join(out) + "\n"
 
 
