@@ -3,6 +3,7 @@ runs, that it ends by itself (and on Ctrl-C) with its report where the README sa
 default policy does on the demo's load."""
 from __future__ import annotations
 
+import csv
 import json
 import re
 from pathlib import Path
@@ -53,3 +54,19 @@ def test_readme_says_what_make_run_does(tmp_path, monkeypatch, capsys):
     else:  # the README must then say what the default policy does do on this load
         assert summary["plans"]["submitted"] > 0 and "holds every decision" not in para
     assert "report in" in capsys.readouterr().out
+
+    # Issue 29 item 4, a demo that acts: the README says the default policy scales out, splits
+    # a hot region and scales back in; the run did each (the cluster's own count of what
+    # happened), the scale-out and the scale-in when the README says, at the demo's speed
+    done = summary["actions"]
+    for words, op in (("scale out", "launch"), ("split a region", "split"),
+                      ("scale back in", "terminate")):
+        assert words in para and done.get(op, 0) >= 1, (words, done)
+    rows = list(csv.DictReader((tmp_path / "out" / f"run-{scenario['name']}" / "timeseries.csv").open()))
+    t, nodes = [float(r["t_s"]) for r in rows], [int(r["vms"]) for r in rows]
+    grew = next(i for i in range(1, len(nodes)) if nodes[i] > nodes[i - 1])
+    shrank = next(i for i in range(grew, len(nodes)) if nodes[i] < nodes[i - 1])
+    said_at = [int(s) for s in re.findall(r"about (\d+) s in", para)]
+    assert len(said_at) == 2, said_at  # the scale-out's and the scale-in's
+    for said_s, i in zip(said_at, (grew, shrank)):
+        assert abs(t[i] / speed - said_s) <= 10, (said_s, t[i] / speed)
