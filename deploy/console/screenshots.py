@@ -1,7 +1,7 @@
 """Screenshots of the console on `make run`'s demo for docs/console.md: runs the demo
 (configs/demo.yaml, at its own speed) with the API on a free port, opens the console in Debian's
-headless Chromium with the demo's token, and saves the page while the first scale-out runs and
-after the cluster scaled back in.
+headless Chromium with the demo's token, and saves the page while the first scale-out runs,
+once the hot region is split and after the cluster scaled back in.
 
     .venv/bin/python deploy/console/screenshots.py [--out docs/img] [--speed 30]
 """
@@ -64,6 +64,10 @@ def main() -> int:
             page.screenshot(path=str(args.out / "console-scale-out.png"))
             print(f"{time.monotonic() - t0:.0f} s: scale-out in flight -> console-scale-out.png")
             peak = poll(lambda: (n := serving(page)) > start and n, 300, "the scale-out done")
+            poll(lambda: "hot partition" in page.inner_text("#history tbody"), 300, "the split")
+            time.sleep(1.0)
+            page.screenshot(path=str(args.out / "console-split.png"))
+            print(f"{time.monotonic() - t0:.0f} s: hot region split -> console-split.png")
             # a snapshot after the scale-in: fewer nodes listed at all, not just one draining
             poll(lambda: len(page.query_selector_all("#nodes tbody tr")) < peak, 300,
                  "the scale-in")

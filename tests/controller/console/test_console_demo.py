@@ -1,7 +1,8 @@
 """`make run`'s demo (configs/demo.yaml) acts, and the console shows it: the first line printed
 is the console's address; in the browser, without a token (the demo allows a read-only view),
-the cluster grows, then shrinks, and the history says why. Simulated time runs faster here
-than in the demo (run_speed 120 instead of 30) so the first peak passes in seconds."""
+the cluster grows, a hot region is split, the cluster shrinks, and the history says why.
+Simulated time runs faster here than in the demo (run_speed 120 instead of 30) so the day
+passes in seconds."""
 from __future__ import annotations
 
 import re
@@ -23,7 +24,7 @@ def serving(page) -> int:
         "#nodes tbody tr", "rows => rows.filter(r => r.querySelector('.state.serving')).length")
 
 
-def test_the_demo_scales_out_and_in_and_the_console_shows_it(tmp_path, console_page):
+def test_the_demo_scales_out_splits_and_scales_in_and_the_console_shows_it(tmp_path, console_page):
     config = yaml.safe_load(DEMO.read_text())
     config["simulator"]["run_speed"] = 120
     config["control"]["api_address"] = "127.0.0.1:0"
@@ -45,6 +46,8 @@ def test_the_demo_scales_out_and_in_and_the_console_shows_it(tmp_path, console_p
         poll(lambda: serving(p.page) < peak, 120, "the cluster to scale back in on the page")
         history = p.page.inner_text("#history tbody")
         assert "scale_out" in history and "scale_in" in history
+        # between them, the campaign's hot region: a rebalance that splits it (issue 29 item 4)
+        assert re.search(r"rebalance.*hot partition.*split \d+ hot partition", history), history
         assert not p.problems(), p.problems()
     finally:
         proc.kill()
