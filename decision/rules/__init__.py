@@ -7,6 +7,7 @@ they run. To add one: a module here, a line below.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from decision.holds import health_or_hold
 from decision.model import ClusterSnapshot, DecisionMemory, Plan
@@ -55,6 +56,8 @@ def decide_met(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Decision
     in_flight = memory.plan_in_flight()
     if in_flight is not None:
         return during_plan(rules, ctx, in_flight)
+    if ctx.memory.demand.queued:  # that plan has ended: its moves are done or abandoned
+        ctx = replace(ctx, memory=replace(ctx.memory, demand=replace(ctx.memory.demand, queued=frozenset())))
     return run(rules, ctx)
 
 

@@ -1,7 +1,8 @@
 """What sizing from demand remembers between decisions, typed, and its `met.*` keys: the
 capacity each profile taught (decision/capacity.py), the demand's trend (decision/forecast.py),
 the demand of the last few decisions (the scale-in window), the scale-out lead time
-(decision/lead_time.py) and the scale-out whose lead is still to be measured.
+(decision/lead_time.py), the scale-out whose lead is still to be measured, and the partitions
+the plan in flight moves (an extension plans on the placement that plan leads to).
 
 Read from and written to DecisionMemory.history through rules/memory.py, beside the rules'
 other keys; a record missing one of its keys is forgotten, never guessed at.
@@ -27,6 +28,7 @@ RISE = "met.rise"           # the largest demand rise within a lead time remembe
 RISE_AT = "met.rise_at"     # taken_at it was last updated
 FLOOR = "met.floor"         # nodes a scale-in may not go below (one that left nodes short)
 FLOOR_UNTIL = "met.floor_until"  # taken_at until which the floor holds
+QUEUED = "met.queued:"      # + partition id: moved by the plan in flight (value: its decision)
 
 _LEARNED = ("xx0", "xx1", "xx2", "xx3", "xx4", "xx5", "xy0", "xy1", "xy2", "yy", "weight",
             "service_ms", "at")
@@ -53,6 +55,7 @@ class DemandMemory:
     floor_until: float | None = None
     rise: float | None = None
     rise_at: float | None = None
+    queued: frozenset[str] = frozenset()  # partitions the plan in flight moves
 
 
 def _learned_values(x: Learned) -> dict[str, float | None]:
@@ -96,9 +99,12 @@ def read_demand(mine: Mapping[str, float]) -> tuple[DemandMemory, set[str]]:
     used.update(k for k in mine if k.startswith(RECENT_D))
     lead = LeadTime(mine[LEAD_S], int(mine.get(LEAD_N, 0))) if LEAD_S in mine else None
     used.update((LEAD_S, LEAD_N, LEAD_FROM, SIZED_FOR))
+    queued = frozenset(k[len(QUEUED):] for k in mine if k.startswith(QUEUED) and len(k) > len(QUEUED))
+    used.update(k for k in mine if k.startswith(QUEUED))
     return DemandMemory(capacity, Recent(tuple(sorted(samples))), lead, mine.get(LEAD_FROM),
                         mine.get(SIZED_FOR), shrunk, floor,
-                        mine.get(FLOOR_UNTIL) if floor is not None else None, *rise), used
+                        mine.get(FLOOR_UNTIL) if floor is not None else None, rise[0], rise[1],
+                        queued), used
 
 
 def demand_pairs(memory: DemandMemory) -> dict[str, float]:
@@ -122,6 +128,8 @@ def demand_pairs(memory: DemandMemory) -> dict[str, float]:
         out[LEAD_FROM] = memory.lead_from
     if memory.sized_for is not None:
         out[SIZED_FOR] = memory.sized_for
+    for partition in sorted(memory.queued):
+        out[QUEUED + partition] = 1.0
     return out
 
 

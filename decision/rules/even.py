@@ -27,13 +27,22 @@ def normalised(view: DemandView) -> tuple[np.ndarray, np.ndarray]:
     return view.demands.node_demand() / view.u_max, view.demands.partition / view.u_max
 
 
-def relief_moves(ctx: Context, view: DemandView, nodes: int, growth: float = 1.0) -> list[Move]:
+def relief_moves(ctx: Context, view: DemandView, nodes: int, growth: float = 1.0,
+                 queued: frozenset[str] = frozenset()) -> list[Move]:
     """Moves that bring every node of `nodes` (the active ones, then new ones with nothing yet)
     under its capacity at the SLO with the demand grown by `growth` (the forecast over the
     lead time over today's), hottest first, each onto the coolest node where it pays. A node
     already under is left alone: every busy partition moved is a cold cache and a moment
-    offline for its tenant."""
+    offline for its tenant. `queued`: partitions a plan in flight already moves (to nodes
+    still booting): they stay out, and their load counts as gone from their nodes, so the
+    nodes that plan left hot are the ones relieved, not the same sources again."""
     load, cost = normalised(view)
+    arrays = ctx.arrays
+    leaving = np.array([i for i, pid in enumerate(arrays.ids) if pid in queued and arrays.node_of[i] >= 0],
+                       dtype=np.int64)
+    if leaving.size:
+        load = load - np.bincount(arrays.node_of[leaving], weights=cost[leaving], minlength=len(load))
+        load = np.maximum(load, 0.0)
     load = np.concatenate([load * growth, np.zeros(nodes - len(load))])
     cost = cost * growth
     mean = float(load.sum()) / max(nodes, 1)
@@ -42,7 +51,7 @@ def relief_moves(ctx: Context, view: DemandView, nodes: int, growth: float = 1.0
     if not sources:
         return []
     moves, _ = greedy_moves(ctx.arrays, load, sources, list(range(nodes)),
-                            target_load=top, cap=top, policy=ctx.policy, cost=cost)
+                            target_load=top, cap=top, policy=ctx.policy, cost=cost, stay=queued)
     return moves
 
 

@@ -3,6 +3,8 @@ rebalance off overloaded nodes at the same size; and MET's full re-placement whe
 move_only_what_pays is off. Every plan carries the memory the rules leave (Context.remember)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from decision.arrays import SnapshotArrays, load_ratio
@@ -12,7 +14,7 @@ from decision.model import (
 from decision.placement import classify
 from decision.policy import PolicyConfig
 from decision.rules.diagnose import Diagnosis
-from decision.rules.memory import RulesMemory
+from decision.rules.memory import RulesMemory, read_memory, with_rules_memory
 from decision.rules.moves import Move, costs, greedy_moves, node_loads
 from decision.rules.rule import Context
 from decision.stages import met_plan
@@ -72,6 +74,7 @@ def build(ctx: Context, sizing: Sizing, memory: DecisionMemory, node_ids: list[s
         actions.append(Action(op="move", partition=arrays.ids[p], source=arrays.current[p],
                               target=node_ids[d], cause=cause, reason=reason_word + why))
         final[p] = d
+    memory = _queued(ctx, memory, moves)
     for node in gone:
         actions.append(Action(op="drain", node=node, cause="scale_in",
                               reason="scale in: the least loaded node, its partitions moved off"))
@@ -85,6 +88,18 @@ def build(ctx: Context, sizing: Sizing, memory: DecisionMemory, node_ids: list[s
     return Plan(policy="met", health=ctx.health, sizing=sizing,
                 groups=groups(arrays, ctx.policy, assignment), assignment=assignment,
                 actions=tuple(actions), summary=summary, memory=memory, reason=sizing.reason)
+
+
+def _queued(ctx: Context, memory: DecisionMemory, moves: list[Move]) -> DecisionMemory:
+    """`memory` knowing the partitions this plan moves (with size_from_demand), besides those
+    of the plan in flight it extends: an extension plans on the placement they lead to."""
+    if not ctx.policy.size_from_demand or not moves:
+        return memory
+    before = ctx.memory.demand.queued if ctx.base.plan_in_flight() is not None else frozenset()
+    rules = read_memory(memory.history)
+    queued = before | {ctx.arrays.ids[p] for p, _, _ in moves}
+    return with_rules_memory(memory, replace(rules, demand=replace(rules.demand, queued=queued)),
+                             memory.step)
 
 
 def _assignment(ctx: Context, final: np.ndarray, node_ids: list[str], profiles: list[str],

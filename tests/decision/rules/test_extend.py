@@ -4,6 +4,7 @@ launches more nodes at once, anything else waits for the plan's end."""
 from __future__ import annotations
 
 from decision import decide
+from decision.rules.memory import read_memory
 from tests.fixtures.rules import DONE, SIZED
 from tests.fixtures.snapshots import queued_snapshot
 
@@ -43,3 +44,29 @@ def test_the_loops_word_that_a_plan_ended_clears_the_plan_in_flight():
     memory = DONE.with_plan_in_flight(5).with_plan_ended(1000.0)
     assert memory.plan_in_flight() is None and memory.plan_ended_at() == 1000.0
     assert DONE.with_plan_in_flight(5).with_plan_in_flight(7).plan_in_flight() == 7
+
+
+def _moved(plan):
+    return {a.partition for a in plan.actions if a.op == "move"}
+
+
+def test_an_extension_plans_on_the_placement_the_plan_in_flight_leads_to():
+    # The scale-out's moves are still queued behind booting nodes, so the snapshot shows their
+    # partitions where they were. The extension must not pick them again (the executor would
+    # leave the duplicates out and the new node would get nothing): it relieves other ones.
+    first = decide(short_cluster(), SIZED, DONE)
+    assert first.reason.startswith("scale out") and _moved(first)
+    remembered = read_memory(first.memory.history).demand.queued
+    assert remembered == _moved(first)
+    more = decide(short_cluster(3.0), SIZED, first.memory.with_plan_in_flight(first.sizing.target))
+    assert more.reason.startswith("extend the plan in flight")
+    assert _moved(more) and not _moved(more) & _moved(first)
+    # both plans' partitions are remembered until the plan ends
+    assert read_memory(more.memory.history).demand.queued == _moved(first) | _moved(more)
+
+
+def test_the_queued_moves_are_forgotten_once_the_plan_ended():
+    first = decide(short_cluster(), SIZED, DONE)
+    ended = first.memory.with_plan_in_flight(first.sizing.target).with_plan_ended(1000.0)
+    after = decide(queued_snapshot([0.5] * 6), SIZED, ended)
+    assert not read_memory(after.memory.history).demand.queued
