@@ -56,8 +56,9 @@ def decide_met(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: Decision
     in_flight = memory.plan_in_flight()
     if in_flight is not None:
         return during_plan(rules, ctx, in_flight)
-    if ctx.memory.demand.queued:  # that plan has ended: its moves are done or abandoned
-        ctx = replace(ctx, memory=replace(ctx.memory, demand=replace(ctx.memory.demand, queued=frozenset())))
+    if ctx.memory.demand.queued or ctx.memory.demand.plan_nodes:  # that plan has ended
+        ctx = replace(ctx, memory=replace(ctx.memory, demand=replace(
+            ctx.memory.demand, queued=frozenset(), plan_nodes=frozenset())))
     return run(rules, ctx)
 
 

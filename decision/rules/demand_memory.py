@@ -29,6 +29,7 @@ RISE_AT = "met.rise_at"     # taken_at it was last updated
 FLOOR = "met.floor"         # nodes a scale-in may not go below (one that left nodes short)
 FLOOR_UNTIL = "met.floor_until"  # taken_at until which the floor holds
 QUEUED = "met.queued:"      # + partition id: moved by the plan in flight (value: its decision)
+PLAN_NODES = "met.plan_nodes:"  # + node id: active when the plan in flight was decided
 
 _LEARNED = ("xx0", "xx1", "xx2", "xx3", "xx4", "xx5", "xy0", "xy1", "xy2", "yy", "weight",
             "service_ms", "at")
@@ -56,6 +57,7 @@ class DemandMemory:
     rise: float | None = None
     rise_at: float | None = None
     queued: frozenset[str] = frozenset()  # partitions the plan in flight moves
+    plan_nodes: frozenset[str] = frozenset()  # nodes active when that plan was decided
 
 
 def _learned_values(x: Learned) -> dict[str, float | None]:
@@ -100,11 +102,13 @@ def read_demand(mine: Mapping[str, float]) -> tuple[DemandMemory, set[str]]:
     lead = LeadTime(mine[LEAD_S], int(mine.get(LEAD_N, 0))) if LEAD_S in mine else None
     used.update((LEAD_S, LEAD_N, LEAD_FROM, SIZED_FOR))
     queued = frozenset(k[len(QUEUED):] for k in mine if k.startswith(QUEUED) and len(k) > len(QUEUED))
-    used.update(k for k in mine if k.startswith(QUEUED))
+    plan_nodes = frozenset(k[len(PLAN_NODES):] for k in mine
+                           if k.startswith(PLAN_NODES) and len(k) > len(PLAN_NODES))
+    used.update(k for k in mine if k.startswith((QUEUED, PLAN_NODES)))
     return DemandMemory(capacity, Recent(tuple(sorted(samples))), lead, mine.get(LEAD_FROM),
                         mine.get(SIZED_FOR), shrunk, floor,
                         mine.get(FLOOR_UNTIL) if floor is not None else None, rise[0], rise[1],
-                        queued), used
+                        queued, plan_nodes), used
 
 
 def demand_pairs(memory: DemandMemory) -> dict[str, float]:
@@ -130,6 +134,8 @@ def demand_pairs(memory: DemandMemory) -> dict[str, float]:
         out[SIZED_FOR] = memory.sized_for
     for partition in sorted(memory.queued):
         out[QUEUED + partition] = 1.0
+    for node in sorted(memory.plan_nodes):
+        out[PLAN_NODES + node] = 1.0
     return out
 
 

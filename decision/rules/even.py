@@ -28,14 +28,18 @@ def normalised(view: DemandView) -> tuple[np.ndarray, np.ndarray]:
 
 
 def relief_moves(ctx: Context, view: DemandView, nodes: int, growth: float = 1.0,
-                 queued: frozenset[str] = frozenset()) -> list[Move]:
+                 queued: frozenset[str] = frozenset(),
+                 plan_nodes: frozenset[str] = frozenset()) -> list[Move]:
     """Moves that bring every node of `nodes` (the active ones, then new ones with nothing yet)
     under its capacity at the SLO with the demand grown by `growth` (the forecast over the
     lead time over today's), hottest first, each onto the coolest node where it pays. A node
     already under is left alone: every busy partition moved is a cold cache and a moment
     offline for its tenant. `queued`: partitions a plan in flight already moves (to nodes
     still booting): they stay out, and their load counts as gone from their nodes, so the
-    nodes that plan left hot are the ones relieved, not the same sources again."""
+    nodes that plan left hot are the ones relieved, not the same sources again. `plan_nodes`:
+    the nodes active when that plan was decided; a node that registered since is one of its
+    new nodes, whose queued partitions are still arriving (its load reads low): it takes no
+    more."""
     load, cost = normalised(view)
     arrays = ctx.arrays
     leaving = np.array([i for i, pid in enumerate(arrays.ids) if pid in queued and arrays.node_of[i] >= 0],
@@ -50,7 +54,10 @@ def relief_moves(ctx: Context, view: DemandView, nodes: int, growth: float = 1.0
     sources = [i for i in range(len(view.demands.nodes)) if load[i] > top]
     if not sources:
         return []
-    moves, _ = greedy_moves(ctx.arrays, load, sources, list(range(nodes)),
+    active = ctx.arrays.active
+    arriving = {i for i, n in enumerate(active) if plan_nodes and n.id not in plan_nodes}
+    moves, _ = greedy_moves(ctx.arrays, load, [i for i in sources if i not in arriving],
+                            [d for d in range(nodes) if d not in arriving],
                             target_load=top, cap=top, policy=ctx.policy, cost=cost, stay=queued)
     return moves
 

@@ -10,7 +10,9 @@ launches):
     (rules/even.py), each move starting once its node registers. They are chosen on the
     placement the plan in flight leads to: the partitions it already moves (remembered,
     DemandMemory.queued) stay out and their load counts as gone from their nodes, so the
-    extension relieves the nodes that plan left hot instead of picking its sources again.
+    extension relieves the nodes that plan left hot instead of picking its sources again; a
+    node that registered since that plan was decided is one of its new nodes, still taking in
+    its queued partitions, and gets no more.
 Every other change waits for the plan's end.
 """
 from __future__ import annotations
@@ -57,7 +59,8 @@ def during_plan(rules: Sequence[Rule], ctx: Context, target: int) -> Plan:
     # the new nodes take load off the nodes the forecast finds over their capacity (the
     # nodes the plan still boots are not counted: each of these takes at most its share)
     growth = view.out_demand / view.forecast.now if view.forecast.now > 0 else 1.0
-    moves = (relief_moves(ctx, view, nodes, growth, ctx.memory.demand.queued)
+    queued = ctx.memory.demand
+    moves = (relief_moves(ctx, view, nodes, growth, queued.queued, queued.plan_nodes)
              if policy.data_placement == "metctl" else [])
     ids = [n.id for n in ctx.arrays.active] + [f"new-{j + 1}" for j in range(k)]
     profiles = [n.profile for n in ctx.arrays.active] + [view.profile] * k

@@ -95,11 +95,14 @@ def _queued(ctx: Context, memory: DecisionMemory, moves: list[Move]) -> Decision
     of the plan in flight it extends: an extension plans on the placement they lead to."""
     if not ctx.policy.size_from_demand or not moves:
         return memory
-    before = ctx.memory.demand.queued if ctx.base.plan_in_flight() is not None else frozenset()
+    extending = ctx.base.plan_in_flight() is not None
+    before = ctx.memory.demand.queued if extending else frozenset()
+    nodes = (ctx.memory.demand.plan_nodes if extending
+             else frozenset(n.id for n in ctx.arrays.active))
     rules = read_memory(memory.history)
     queued = before | {ctx.arrays.ids[p] for p, _, _ in moves}
-    return with_rules_memory(memory, replace(rules, demand=replace(rules.demand, queued=queued)),
-                             memory.step)
+    return with_rules_memory(memory, replace(rules, demand=replace(
+        rules.demand, queued=queued, plan_nodes=nodes)), memory.step)
 
 
 def _assignment(ctx: Context, final: np.ndarray, node_ids: list[str], profiles: list[str],

@@ -70,3 +70,18 @@ def test_the_queued_moves_are_forgotten_once_the_plan_ended():
     ended = first.memory.with_plan_in_flight(first.sizing.target).with_plan_ended(1000.0)
     after = decide(queued_snapshot([0.5] * 6), SIZED, ended)
     assert not read_memory(after.memory.history).demand.queued
+
+
+def test_a_node_that_joined_during_the_plan_takes_no_more_from_an_extension():
+    # rs5 registered while the plan runs: it is one of the plan's new nodes, its queued
+    # partitions still arriving, so it reads cool. The extension sends it nothing more (sent
+    # more, the new nodes saturated once their queued partitions arrived).
+    first = decide(short_cluster(), SIZED, DONE)
+    in_flight = first.memory.with_plan_in_flight(first.sizing.target)
+    assert read_memory(in_flight.history).demand.plan_nodes == {"rs1", "rs2", "rs3", "rs4"}
+    joined = queued_snapshot([0.9] * 4 + [0.05], [1800.0] * 4 + [None], latency_ms=1000.0)
+    more = decide(joined, SIZED, in_flight)
+    assert more.reason.startswith("extend the plan in flight")
+    targets = {a.target for a in more.actions if a.op == "move"}
+    assert targets and "rs5" not in targets
+    assert targets <= {a.node for a in more.actions if a.op == "launch"}
