@@ -50,6 +50,16 @@ def test_calls_dropped_unanswered_are_asked_too():
     assert d.total == pytest.approx(4.0)
 
 
+def test_calls_that_will_time_out_are_not_counted_twice():
+    # 10 k calls/s answered after 0.5 s in the queue, 30 k/s dropped after waiting the whole
+    # 1-s timeout: the queue holds 5 k + 30 k calls. Little's law over the answered calls' 0.5 s
+    # reads 70 k/s; with the drops added, 100 k: asked is what was served plus what was dropped
+    snap = make_snapshot([server("hot", 1.0, latency=500.0, queue=35_000.0, dropped=30_000.0)],
+                         [partition("p1", "hot", reads=10_000)])
+    d = demands(SnapshotArrays(snap))
+    assert d.nodes[0].queued and d.nodes[0].asked == pytest.approx(40_000)
+
+
 def test_without_a_queue_figure_cpu_is_all_there_is():
     snap = make_snapshot([server("a", 1.0, latency=400.0)], [partition("p1", "a", reads=5000)])
     assert demands(SnapshotArrays(snap)).total == pytest.approx(1.0)
