@@ -1,13 +1,17 @@
 """`metctl simulate` and `metctl run` end to end (on the simulated cluster)."""
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import pytest
 import yaml
 
+from rich.console import Console
+
 from controller.cli import main
+from controller.commands.simulate import compare_table
 from controller.commands.run import DEMO_CONFIG
 from controller.config import load_config
 from tests.fixtures.simcluster import quiet_config, small_scenario_dict
@@ -59,6 +63,10 @@ def test_compare_runs_each_policy_on_the_same_seed(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "met" in text and "tiramola" in text and "node-minutes" in text
     assert (out / "compare.png").exists() and (out / "met" / "summary.json").exists()
+    # the table names the scenario's own SLO window, whatever it is
+    wide = Console(width=400, record=True, file=io.StringIO())
+    wide.print(compare_table(both))
+    assert f"({both['met']['slo_interval_s']:g}-s windows" in wide.export_text()
 
 
 def test_bad_scenario_is_one_line_exit_2(tmp_path, capsys):
