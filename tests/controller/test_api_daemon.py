@@ -3,7 +3,6 @@ its loop running), asked and told things the way an operator's tools would."""
 from __future__ import annotations
 
 import socket
-from pathlib import Path
 from urllib.parse import quote
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -14,23 +13,17 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from controller.cli import main
 from tests.fixtures.controllers import poll
-from tests.fixtures.daemons import MetctlDaemon
+from tests.fixtures.daemons import MetctlDaemon, lasting_scenario
 
-ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory):
-    # the scenario's hour lasts 15 s at 240x: the module's tests outlast it on a quiet machine
-    # (connection refused), so the same scenario runs four hours here
+    # the module's tests outlast met-elasticity's hour at 240x on a quiet machine
     work = tmp_path_factory.mktemp("api")
-    scenario = work / "met-elasticity-4h.yaml"
-    text = (ROOT / "configs" / "scenarios" / "met-elasticity.yaml").read_text()
-    assert "duration_s: 3600" in text
-    scenario.write_text(text.replace("duration_s: 3600", "duration_s: 14400"))
-    d = MetctlDaemon(work, "api", scenario=str(scenario))
+    d = MetctlDaemon(work, "api", scenario=str(lasting_scenario(work)))
     try:
         poll(lambda: d.status()["last_decision"], 60, "a first decision")
         yield d

@@ -269,10 +269,13 @@ def _interrupted_run(tmp_path, presses: int):
         "simulator": {"scenario": "daily-peaks.yaml", "run_speed": 120},
         "loop": {"memory_path": None}, "telemetry": {"prometheus_enabled": False}}))
     out = tmp_path / "report"
+    # Ctrl-C reaches it as it reaches a run in a terminal: a suite started in the background
+    # (`cmd &` in a script, nohup) passes SIGINT on ignored, and Python then ignores it too
     proc = subprocess.Popen([sys.executable, "-m", "controller.cli", "run", "--config", str(cfg),
                              "--api", "off", "--out", str(out)], cwd=tmp_path, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONPATH": str(root)})
+                            env={**os.environ, "PYTHONPATH": str(root)},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines: list[str] = []
     writing, running = threading.Event(), threading.Event()
 
