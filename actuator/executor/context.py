@@ -216,6 +216,11 @@ class Context:
         for st in self.of("move", plan_only=False):
             if not st.finished:
                 dest = self.resolve(st.target)
+                here = obs.parts.get(st.partition or "")
+                if dest is not None and here is not None and here.server == dest:
+                    # already there, only not marked done yet: counted, it sent the partitions
+                    # elsewhere after a resume than in the run that was not interrupted
+                    continue
                 inbound[dest] = inbound.get(dest, 0) + 1
         settled = self.new_servers() | {s.node for s in self.of("reconfigure") if s.state == "done"}
 

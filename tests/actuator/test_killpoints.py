@@ -160,7 +160,7 @@ class _Crash(BaseException):
     """Raised from the journal hook: the executor object is abandoned mid-step, as if killed."""
 
 
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st  # noqa: E402
+from hypothesis import HealthCheck, example, given, settings as hsettings, strategies as st  # noqa: E402
 
 from tests.actuator.plans import random_case, resolved_layout  # noqa: E402
 
@@ -168,6 +168,10 @@ from tests.actuator.plans import random_case, resolved_layout  # noqa: E402
 @hsettings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), kill=st.floats(0, 1), when=st.sampled_from(["before", "after"]),
        faults=st.booleans())
+# CI found it: killed after rs1's reconfigure was journaled done but before a plan move already
+# in place was, the resumed run counted that move as still inbound to the new node and
+# evacuated rs2 to rs1 instead (two extra moves there and back)
+@example(seed=1038, kill=0.40625, when="after", faults=False)
 def test_random_plans_crashed_at_a_random_write_end_like_uninterrupted_runs(seed, kill, when, faults):
     def build():
         world = FakeCluster()
