@@ -93,11 +93,11 @@ def test_every_panel_draws_data_from_a_live_metctl(tmp_path, metctl_daemons, pro
     filled in as Grafana would)."""
     hook = receivers.ok(b"s")
     (tmp_path / "secret").write_text("s\n")
-    # four simulated hours: the scenario's one lasts 15 s at 240x, and on a slow machine it
+    # a simulated day (6 min at 240x): met-elasticity's hour lasts 15 s, and on a slow machine it
     # ended (and the daemon with it) before Prometheus had scraped the pause twice
     d = metctl_daemons("graf", control=f"webhooks: [{{name: chat, url: '{hook.url}', "
                                        f"secret_file: '{tmp_path / 'secret'}'}}]",
-                       scenario=str(lasting_scenario(tmp_path)))
+                       scenario=str(lasting_scenario(tmp_path, hours=24)))
     target = re.search(r"//([^/]+)/metrics", d.metrics_url()).group(1)
     prom = prometheus_scraping("metctl", [target])
     poll(lambda: [e for e in d.get("/v1/events?kind=action").json()["events"]
