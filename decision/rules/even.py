@@ -54,9 +54,8 @@ def relief_moves(ctx: Context, view: DemandView, nodes: int, growth: float = 1.0
     sources = [i for i in range(len(view.demands.nodes)) if load[i] > top]
     if not sources:
         return []
-    active = ctx.arrays.active
-    arriving = {i for i, n in enumerate(active) if plan_nodes and n.id not in plan_nodes}
-    moves, _ = greedy_moves(ctx.arrays, load, [i for i in sources if i not in arriving],
+    arriving = {i for i, n in enumerate(arrays.active) if plan_nodes and n.id not in plan_nodes}
+    moves, _ = greedy_moves(arrays, load, [i for i in sources if i not in arriving],
                             [d for d in range(nodes) if d not in arriving],
                             target_load=top, cap=top, policy=ctx.policy, cost=cost, stay=queued)
     return moves

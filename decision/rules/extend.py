@@ -59,8 +59,8 @@ def during_plan(rules: Sequence[Rule], ctx: Context, target: int) -> Plan:
     # the new nodes take load off the nodes the forecast finds over their capacity (the
     # nodes the plan still boots are not counted: each of these takes at most its share)
     growth = view.out_demand / view.forecast.now if view.forecast.now > 0 else 1.0
-    queued = ctx.memory.demand
-    moves = (relief_moves(ctx, view, nodes, growth, queued.queued, queued.plan_nodes)
+    in_flight = ctx.memory.demand
+    moves = (relief_moves(ctx, view, nodes, growth, in_flight.queued, in_flight.plan_nodes)
              if policy.data_placement == "metctl" else [])
     ids = [n.id for n in ctx.arrays.active] + [f"new-{j + 1}" for j in range(k)]
     profiles = [n.profile for n in ctx.arrays.active] + [view.profile] * k
