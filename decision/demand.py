@@ -7,14 +7,16 @@ its capacity and the rest waits in its RPC call queue, is refused (queue full) o
 a cluster that is short (two saturated nodes read as two node-loads when ten are asked for).
 What it is asked, per second:
   - once it refuses or drops calls unanswered (`rpc_dropped_per_s`: its queue is full or its
-    calls time out), what it served plus those: the excess shows there. Little's law on the
-    queue is not added then: the queue also holds the calls that will time out, each for the
-    whole timeout, so its length over the answered calls' time counts them again (on a node
-    slow for a minute with a cold cache it read 80,000 requests/s asked where 56,000 were
-    offered);
-  - otherwise (nothing dropped yet, the queue fills) what it served, or by Little's law on its
-    call queue (L = lambda W: `rpc_queue_length` calls waiting over `rpc_latency_ms`, nearly
-    all of it waiting on a saturated node), whichever is more.
+    calls time out), what it served plus those: the excess shows there, and the queue,
+    which also holds calls that will time out, is not read again;
+  - otherwise (nothing dropped yet, the queue fills) what it served plus how fast its call
+    queue grew since the last decision (`rpc_queue_length` then and now): what arrives is what
+    leaves plus what stays. Little's law (queue / latency) was used before and read a queue
+    that had just formed as far more demand than was offered (78,635 requests/s asked where
+    about 56,000 were offered, business-day at 1,305 s): the latency it divides by is that
+    of the calls answered, which waited in a shorter queue. A queue that stays long without
+    growing asks nothing more than what is served. Without the last decision's queue (the
+    first decision, a node new since), what it served.
 The demand is its CPU scaled by asked / served. A node whose monitor has neither figure (an
 older source) is taken at its CPU, as before.
 
@@ -26,6 +28,7 @@ Pure: the snapshot's arrays in, arrays and dataclasses out.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,13 +41,21 @@ QUEUE_FLOOR = 60.0
 
 
 @dataclass(frozen=True)
+class QueueSeen:
+    """A node's RPC call queue at the last decision: how many calls waited, and when."""
+
+    at: float
+    queue: float
+
+
+@dataclass(frozen=True)
 class NodeDemand:
     """One active node's demand."""
 
     node: str
     profile: str
     served: float            # requests/s its partitions served
-    asked: float             # requests/s asked of it: served, plus what queued (Little's law)
+    asked: float             # requests/s asked of it: served, plus the queue's growth or drops
     cpu: float               # fraction of the node
     demand: float            # node-loads: cpu x asked / served
     latency_ms: float | None
@@ -82,25 +93,38 @@ class Demands:
         return np.array([n.demand for n in self.nodes], dtype=float)
 
 
-def asked_rate(served: float, queue: float | None, latency_ms: float | None,
-               dropped_per_s: float | None = None) -> float:
+def asked_rate(served: float, queue: float | None, dropped_per_s: float | None = None,
+               before: QueueSeen | None = None, now: float | None = None) -> float:
     """Requests/s asked of a node: what it served plus what it refused or dropped unanswered
-    when it drops any; else what it served, or by Little's law on its call queue (queue /
-    time a request spends in the server) when that is more."""
-    lost = dropped_per_s if dropped_per_s is not None and math.isfinite(dropped_per_s) \
-        and dropped_per_s > 0 else 0.0
-    if lost > 0:
-        return served + lost
-    if queue is None or latency_ms is None or not (queue > QUEUE_FLOOR and latency_ms > 0):
+    when it drops any; else what it served plus its call queue's growth since `before` (a
+    queue over QUEUE_FLOOR), never less than what it served."""
+    if dropped_per_s is not None and math.isfinite(dropped_per_s) and dropped_per_s > 0:
+        return served + dropped_per_s
+    if queue is None or not (math.isfinite(queue) and queue > QUEUE_FLOOR) \
+            or before is None or now is None:
         return served
-    if not (math.isfinite(queue) and math.isfinite(latency_ms)):
+    elapsed = now - before.at
+    if not (elapsed > 0 and math.isfinite(before.queue)):
         return served
-    return max(served, queue / (latency_ms / 1000.0))
+    return served + max(0.0, (queue - before.queue) / elapsed)
 
 
-def demands(arrays: SnapshotArrays) -> Demands:
+def queues_seen(arrays: SnapshotArrays, now: float) -> dict[str, QueueSeen]:
+    """Each active node's call queue now, for the next decision's growth."""
+    out = {}
+    for n in arrays.active:
+        queue = n.metrics.rpc_queue_length if n.metrics is not None else None
+        if queue is not None and math.isfinite(queue):
+            out[n.id] = QueueSeen(now, float(queue))
+    return out
+
+
+def demands(arrays: SnapshotArrays, before: Mapping[str, QueueSeen] | None = None,
+            now: float | None = None) -> Demands:
     """Each active node's demand (a node without metrics counts none: the policy holds on
-    missing metrics before it sizes) and each partition's share."""
+    missing metrics before it sizes) and each partition's share; `before` holds the call
+    queues of the last decision (`queues_seen`), `now` is this one's time."""
+    before = before or {}
     on = arrays.node_of >= 0
     served = np.bincount(arrays.node_of[on], weights=arrays.load[on], minlength=len(arrays.active))
     out = []
@@ -111,7 +135,7 @@ def demands(arrays: SnapshotArrays) -> Demands:
                                   None, None))
             continue
         queue, dropped = m.rpc_queue_length, m.rpc_dropped_per_s
-        asked = asked_rate(float(served[i]), queue, m.rpc_latency_ms, dropped)
+        asked = asked_rate(float(served[i]), queue, dropped, before.get(n.id), now)
         scale = asked / served[i] if served[i] > 0 else 1.0
         out.append(NodeDemand(n.id, n.profile, float(served[i]), asked, m.cpu, m.cpu * scale,
                               m.rpc_latency_ms, queue, dropped))
@@ -125,4 +149,5 @@ def demands(arrays: SnapshotArrays) -> Demands:
     return Demands(tuple(out), partition)
 
 
-__all__ = ["NodeDemand", "Demands", "demands", "asked_rate", "QUEUE_FLOOR"]
+__all__ = ["NodeDemand", "Demands", "QueueSeen", "demands", "queues_seen", "asked_rate",
+           "QUEUE_FLOOR"]

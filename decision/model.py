@@ -66,8 +66,8 @@ class NodeMetrics:
     rpc_latency_ms: float | None = None
     # Calls waiting in the server's RPC call queues (HBase /jmx IPC numCallsInGeneralQueue +
     # numCallsInReadQueue + numCallsInWriteQueue + numCallsInScanQueue), smoothed; None when
-    # the source has none. With rpc_latency_ms it says how much more is asked than served
-    # (decision/demand.py, Little's law).
+    # the source has none. How fast it grows between two decisions says how much more is
+    # asked than served (decision/demand.py).
     rpc_queue_length: float | None = None
     # Calls the server refused or dropped without an answer, per second (HBase /jmx IPC
     # exceptions.callQueueTooBig + exceptions.callDropped + exceptions.callTimedOut, a counter

@@ -2,7 +2,8 @@
 capacity each profile taught (decision/capacity.py), the demand's trend (decision/forecast.py),
 the demand of the last few decisions (the scale-in window), the scale-out lead time
 (decision/lead_time.py), the scale-out whose lead is still to be measured, and the partitions
-the plan in flight moves (an extension plans on the placement that plan leads to).
+the plan in flight moves (an extension plans on the placement that plan leads to), and each
+node's call queue at the last decision (its growth is demand, decision/demand.py).
 
 Read from and written to DecisionMemory.history through rules/memory.py, beside the rules'
 other keys; a record missing one of its keys is forgotten, never guessed at.
@@ -13,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from decision.capacity import Learned
+from decision.demand import QueueSeen
 from decision.forecast import Recent
 from decision.lead_time import LeadTime
 
@@ -30,6 +32,8 @@ FLOOR = "met.floor"         # nodes a scale-in may not go below (one that left n
 FLOOR_UNTIL = "met.floor_until"  # taken_at until which the floor holds
 QUEUED = "met.queued:"      # + partition id: moved by the plan in flight (value: its decision)
 PLAN_NODES = "met.plan_nodes:"  # + node id: active when the plan in flight was decided
+QUEUE = "met.queue:"        # + node id: calls in its RPC queue at the last decision
+QUEUE_AT = "met.queue_at"   # taken_at of that decision
 
 _LEARNED = ("xx0", "xx1", "xx2", "xx3", "xx4", "xx5", "xy0", "xy1", "xy2", "yy", "weight",
             "service_ms", "at")
@@ -58,6 +62,7 @@ class DemandMemory:
     rise_at: float | None = None
     queued: frozenset[str] = frozenset()  # partitions the plan in flight moves
     plan_nodes: frozenset[str] = frozenset()  # nodes active when that plan was decided
+    queues: Mapping[str, QueueSeen] = field(default_factory=dict)  # by node, last decision
 
 
 def _learned_values(x: Learned) -> dict[str, float | None]:
@@ -104,11 +109,14 @@ def read_demand(mine: Mapping[str, float]) -> tuple[DemandMemory, set[str]]:
     queued = frozenset(k[len(QUEUED):] for k in mine if k.startswith(QUEUED) and len(k) > len(QUEUED))
     plan_nodes = frozenset(k[len(PLAN_NODES):] for k in mine
                            if k.startswith(PLAN_NODES) and len(k) > len(PLAN_NODES))
-    used.update(k for k in mine if k.startswith((QUEUED, PLAN_NODES)))
+    used.update(k for k in mine if k.startswith((QUEUED, PLAN_NODES, QUEUE)))
+    used.add(QUEUE_AT)
+    queues = {k[len(QUEUE):]: QueueSeen(mine[QUEUE_AT], v) for k, v in mine.items()
+              if k.startswith(QUEUE) and len(k) > len(QUEUE) and QUEUE_AT in mine}
     return DemandMemory(capacity, Recent(tuple(sorted(samples))), lead, mine.get(LEAD_FROM),
                         mine.get(SIZED_FOR), shrunk, floor,
                         mine.get(FLOOR_UNTIL) if floor is not None else None, rise[0], rise[1],
-                        queued, plan_nodes), used
+                        queued, plan_nodes, queues), used
 
 
 def demand_pairs(memory: DemandMemory) -> dict[str, float]:
@@ -136,6 +144,8 @@ def demand_pairs(memory: DemandMemory) -> dict[str, float]:
         out[QUEUED + partition] = 1.0
     for node in sorted(memory.plan_nodes):
         out[PLAN_NODES + node] = 1.0
+    for node, seen in sorted(memory.queues.items()):
+        out[QUEUE + node], out[QUEUE_AT] = seen.queue, seen.at
     return out
 
 

@@ -1,8 +1,8 @@
 """Measure (`size_from_demand`; observes only): every decision, before any rule proposes, learn
 what the snapshot teaches and build the demand view the sizing rules read (rules/view.py).
 
-    demand     each node's CPU, scaled by asked / served where requests queue or are dropped
-               (decision/demand.py)
+    demand     each node's CPU, scaled by asked / served where its call queue grows or calls
+               are dropped (decision/demand.py; the queues are remembered for the next one)
     capacity   per profile, the CPU a request of each class costs and a request's time on an
                idle node, learned from every active node's served rates, CPU and latency
                (decision/capacity.py); a node may run at the utilisation whose predicted p99
@@ -25,7 +25,7 @@ from dataclasses import replace
 import numpy as np
 
 from decision.capacity import Sample, capacity, learn_all
-from decision.demand import Demands, demands
+from decision.demand import Demands, demands, queues_seen
 from decision.forecast import forecast
 from decision.lead_time import LeadTime
 from decision.rules.demand_memory import DemandMemory
@@ -106,8 +106,8 @@ class Measure(Rule):
         if not policy.size_from_demand:
             return ctx
         now = ctx.now
-        d = demands(ctx.arrays)
-        mem = _lead(ctx.memory.demand, ctx)
+        d = demands(ctx.arrays, ctx.memory.demand.queues, now)
+        mem = replace(_lead(ctx.memory.demand, ctx), queues=queues_seen(ctx.arrays, now))
         last = ctx.memory.last_action_at
         warming = last is not None and now - settled_since(ctx.base, last) < policy.warmup_s
         learned = learn_all(mem.capacity, _samples(ctx, d, warming), now,

@@ -1,9 +1,10 @@
 """Shrink to demand (`scale_in_on_forecast`, with size_from_demand): scale in promptly when the
 demand fits fewer nodes with room to spare, and only then.
 
-    fits      the most of the demand now, its forecast over the scale-out lead time and its
-              peak over scale_in_window_s (a forecast keeps nodes, never removes them) fits
-              fewer nodes at u_max x (1 - scale_in_band)
+    fits      the most of the demand now risen as far as it may within a lead time (`rise`),
+              its forecast over the scale-out lead time and its peak over scale_in_window_s
+              (a forecast keeps nodes, never removes them) fits fewer nodes at u_max x
+              (1 - scale_in_band); a peak already seen is not risen again
     never     while a node is short (requests queue, are dropped or miss the SLO) or answers
               slower than latency_slo_ms x scale_in_latency_fraction; below min_nodes; when an
               earlier rule refuses (prediction: a peak just ahead)
@@ -39,7 +40,7 @@ def how_many(ctx: Context, view: DemandView, gone_order: list[int]) -> tuple[int
     """Nodes the demand lets go (0: none), and the words with the figures."""
     policy, current = ctx.policy, ctx.current
     band = policy.scale_in_band
-    room = view.in_demand * view.rise
+    room = view.room(view.peak)
     fit = view.nodes_for(room, band)
     floor = ctx.memory.demand.floor or 0
     need = max(fit, policy.min_nodes, floor, current - current // 2)
@@ -64,7 +65,7 @@ def how_many(ctx: Context, view: DemandView, gone_order: list[int]) -> tuple[int
             break
         k = more
     if k < policy.scale_in_min_fraction * current and \
-            view.peak_long * view.rise > (current - k) * view.u_max * (1 - band):
+            view.room(view.peak_long) > (current - k) * view.u_max * (1 - band):
         return 0, words + (f"; {k} node(s) of {current} wait until the demand has fit for "
                            f"{2 * policy.scale_in_window_s:.0f} s")
     return k, words

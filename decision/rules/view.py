@@ -46,6 +46,12 @@ class DemandView:
         """What a scale-in must still fit: now, the forecast, the recent peak."""
         return max(self.forecast.now, self.forecast.ahead, self.peak)
 
+    def room(self, peak: float) -> float:
+        """What a scale-in must leave room for: the demand now risen by `rise` within a lead
+        time, or `peak` and the forecast when more. A peak already seen is not risen again:
+        `rise` is how far demand climbs from where it is, and a peak is where it got to."""
+        return max(self.forecast.now * self.rise, self.forecast.ahead, peak)
+
     def words(self) -> str:
         d, f = self.demands, self.forecast
         asked = (f", {d.asked:,.0f} requests/s asked of {d.served:,.0f} served"

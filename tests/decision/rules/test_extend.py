@@ -5,17 +5,25 @@ from __future__ import annotations
 
 from decision import decide
 from decision.rules.memory import read_memory
-from tests.fixtures.rules import DONE, SIZED
+from tests.fixtures.rules import DONE, SIZED, queues_grew
 from tests.fixtures.snapshots import queued_snapshot
 
 
 def short_cluster(asked_over_served=1.5):
-    return queued_snapshot([0.9] * 4, [600.0 * asked_over_served] * 4, latency_ms=1000.0)
+    """Four nodes at 0.9 CPU serving 600 requests/s each, asked `asked_over_served` x that:
+    each call queue grew by the excess in the last second (`short` below)."""
+    return queued_snapshot([0.9] * 4, [600.0 * (asked_over_served - 1)] * 4, latency_ms=1000.0)
+
+
+def decide_short(policy, memory, asked_over_served=1.5):
+    """The decision on short_cluster() after one in which its queues were empty."""
+    snap = short_cluster(asked_over_served)
+    return decide(snap, policy, queues_grew(snap, memory))
 
 
 def test_demand_beyond_the_plan_in_flight_adds_launches_to_it():
     # 5.4 node-loads want 6 nodes; the plan in flight leads to 5: one more, launched now
-    plan = decide(short_cluster(), SIZED, DONE.with_plan_in_flight(5))
+    plan = decide_short(SIZED, DONE.with_plan_in_flight(5))
     assert plan.reason.startswith("extend the plan in flight to 6 nodes (+1)")
     assert plan.sizing.current == 5 and plan.sizing.target == 6
     assert {a.op for a in plan.actions} <= {"launch", "move"}
@@ -26,7 +34,7 @@ def test_demand_beyond_the_plan_in_flight_adds_launches_to_it():
 
 def test_a_plan_in_flight_that_carries_the_demand_is_left_to_finish():
     for memory in (DONE.with_plan_in_flight(6), DONE.with_plan_in_flight(8)):
-        plan = decide(short_cluster(), SIZED, memory)
+        plan = decide_short(SIZED, memory)
         assert plan.is_empty and plan.reason.startswith("hold (plan_in_flight)")
     # idle nodes while a plan runs: no scale-in, no moves either
     idle = decide(queued_snapshot([0.05] * 6), SIZED, DONE.with_plan_in_flight(6))
@@ -36,7 +44,7 @@ def test_a_plan_in_flight_that_carries_the_demand_is_left_to_finish():
 def test_switched_off_or_sized_by_mets_marks_a_plan_in_flight_is_never_extended():
     for off in (SIZED.model_copy(update={"extend_plans": False}),
                 SIZED.model_copy(update={"size_from_demand": False})):
-        plan = decide(short_cluster(3.0), off, DONE.with_plan_in_flight(5))
+        plan = decide_short(off, DONE.with_plan_in_flight(5), 3.0)
         assert plan.is_empty and plan.reason.startswith("hold (plan_in_flight)")
 
 
@@ -54,11 +62,11 @@ def test_an_extension_plans_on_the_placement_the_plan_in_flight_leads_to():
     # The scale-out's moves are still queued behind booting nodes, so the snapshot shows their
     # partitions where they were. The extension must not pick them again (the executor would
     # leave the duplicates out and the new node would get nothing): it relieves other ones.
-    first = decide(short_cluster(), SIZED, DONE)
+    first = decide_short(SIZED, DONE)
     assert first.reason.startswith("scale out") and _moved(first)
     remembered = read_memory(first.memory.history).demand.queued
     assert remembered == _moved(first)
-    more = decide(short_cluster(3.0), SIZED, first.memory.with_plan_in_flight(first.sizing.target))
+    more = decide_short(SIZED, first.memory.with_plan_in_flight(first.sizing.target), 3.0)
     assert more.reason.startswith("extend the plan in flight")
     assert _moved(more) and not _moved(more) & _moved(first)
     # both plans' partitions are remembered until the plan ends
@@ -66,7 +74,7 @@ def test_an_extension_plans_on_the_placement_the_plan_in_flight_leads_to():
 
 
 def test_the_queued_moves_are_forgotten_once_the_plan_ended():
-    first = decide(short_cluster(), SIZED, DONE)
+    first = decide_short(SIZED, DONE)
     ended = first.memory.with_plan_in_flight(first.sizing.target).with_plan_ended(1000.0)
     after = decide(queued_snapshot([0.5] * 6), SIZED, ended)
     assert not read_memory(after.memory.history).demand.queued
@@ -76,11 +84,11 @@ def test_a_node_that_joined_during_the_plan_takes_no_more_from_an_extension():
     # rs5 registered while the plan runs: it is one of the plan's new nodes, its queued
     # partitions still arriving, so it reads cool. The extension sends it nothing more (sent
     # more, the new nodes saturated once their queued partitions arrived).
-    first = decide(short_cluster(), SIZED, DONE)
+    first = decide_short(SIZED, DONE)
     in_flight = first.memory.with_plan_in_flight(first.sizing.target)
     assert read_memory(in_flight.history).demand.plan_nodes == {"rs1", "rs2", "rs3", "rs4"}
-    joined = queued_snapshot([0.9] * 4 + [0.05], [1800.0] * 4 + [None], latency_ms=1000.0)
-    more = decide(joined, SIZED, in_flight)
+    joined = queued_snapshot([0.9] * 4 + [0.05], [1200.0] * 4 + [None], latency_ms=1000.0)
+    more = decide(joined, SIZED, queues_grew(joined, in_flight))
     assert more.reason.startswith("extend the plan in flight")
     targets = {a.target for a in more.actions if a.op == "move"}
     assert targets and "rs5" not in targets

@@ -8,7 +8,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from decision.demand import QueueSeen
 from decision.model import DecisionMemory
+from decision.rules.demand_memory import DemandMemory
 from decision.rules.memory import (
     CycleSlot, PeakPartition, PendingScaleOut, RulesMemory, SplitRecord, memory_pairs,
     read_memory, with_rules_memory,
@@ -87,3 +89,14 @@ memories = st.builds(
 @given(memories)
 def test_any_memory_reads_back_as_it_was_written(memory):
     assert read_memory(memory_pairs(memory)) == memory
+
+
+def test_the_call_queues_of_the_last_decision_read_back_for_the_next():
+    # the queue's growth between two decisions is demand (decision/demand.py); a daemon
+    # restarted between them reads the queues it saw from its state file
+    queues = {"rs1": QueueSeen(1795344800.0, 1200.0), "rs2:16020": QueueSeen(1795344800.0, 0.0)}
+    memory = RulesMemory(demand=DemandMemory(queues=queues))
+    assert read_memory(memory_pairs(memory)).demand.queues == queues
+    # a queue without the time it was seen is forgotten, not guessed at
+    pairs = [(k, v) for k, v in memory_pairs(memory) if k != "met.queue_at"]
+    assert read_memory(pairs).demand.queues == {}

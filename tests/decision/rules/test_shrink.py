@@ -1,7 +1,10 @@
-"""Shrink to demand (decision/rules/shrink.py): fewer nodes once the most of the demand now, its
-forecast and its recent peak fits them with room, never while a node is short or a plan runs."""
+"""Shrink to demand (decision/rules/shrink.py): fewer nodes once the demand now with room to
+rise, its forecast and its recent peak fit them, never while a node is short or a plan runs."""
 from __future__ import annotations
 
+import re
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -83,5 +86,27 @@ def test_a_scale_in_never_leaves_fewer_nodes_than_carry_the_demand(cpus):
     assert view is not None
     if gone(plan):
         left = len(cpus) - len(gone(plan))
-        assert left >= 1 and left * view.u_max >= view.in_demand * view.rise
+        room = max(view.forecast.now * view.rise, view.forecast.ahead, view.peak)
+        assert left >= 1 and left * view.u_max >= room
         assert left >= len(cpus) - len(cpus) // 2  # at most half the nodes in one decision
+
+
+def test_a_peak_already_seen_is_not_risen_again():
+    # 20 minutes at 0.5 CPU on six nodes (3 node-loads), then 2 minutes at 0.1 (0.6): the
+    # scale-in keeps room for the peak just seen, or for today's demand risen as far as it
+    # may within a lead time, whichever is more; not for the peak risen again (it kept 19
+    # nodes through a compressed week whose weekday peak needs 10)
+    memory, plan = DONE, None
+    for i in range(45):
+        snap = later(queued_snapshot([0.5 if i < 40 else 0.1] * 6), 30.0 * i)
+        plan = decide(snap, SIZED, memory)
+        memory = plan.memory
+    view = context(snap, SIZED, memory, observers=(Measure(),)).view
+    found = re.search(r"the most of now ([\d.]+), forecast ([\d.]+), peak ([\d.]+)\), with room "
+                      r"to rise x([\d.]+) within a lead time \(([\d.]+)\)", plan.reason)
+    assert found, plan.reason
+    now, ahead, peak, rise, room = map(float, found.groups())
+    assert peak == pytest.approx(3.0, abs=0.01) and now == pytest.approx(0.6, abs=0.01)
+    assert room == pytest.approx(max(now * rise, ahead, peak), abs=0.02)
+    assert room < peak * rise
+    assert view is not None and view.room(view.peak) == pytest.approx(room, abs=0.01)

@@ -11,18 +11,22 @@ from decision import decide
 from decision.model import Plan
 from decision.rules.measure import Measure
 from decision.rules.size import SizeToDemand, demand_target
-from tests.fixtures.rules import DONE, SIZED, context, marks, sized
+from tests.fixtures.rules import DONE, SIZED, context, marks, queues_grew, sized
 from tests.fixtures.snapshots import queued_snapshot
 
 
 def short_cluster(nodes=4, asked_over_served=1.5, cpu=0.9):
-    """`nodes` nodes at `cpu`, each serving 600 requests/s with a call queue that says
-    `asked_over_served` x that is asked (Little's law: queue / 1 s latency)."""
-    return queued_snapshot([cpu] * nodes, [600.0 * asked_over_served] * nodes, latency_ms=1000.0)
+    """`nodes` nodes at `cpu`, each serving 600 requests/s with a call queue that grew by the
+    excess over the last second (QUEUED, below): `asked_over_served` x that is asked."""
+    return queued_snapshot([cpu] * nodes, [600.0 * (asked_over_served - 1)] * nodes,
+                           latency_ms=1000.0)
+
+
+QUEUED = queues_grew(short_cluster())  # the queues empty a second before (same nodes, time)
 
 
 def test_alone_it_scales_out_to_the_nodes_the_demand_asks_for_and_fills_them():
-    plan = sized(SizeToDemand(), short_cluster())
+    plan = sized(SizeToDemand(), short_cluster(), memory=QUEUED)
     # 4 nodes x 0.9 CPU x 1.5 (asked over served) = 5.4 node-loads; 6 nodes carry it at 90 %
     assert isinstance(plan, Plan) and plan.sizing.target == 6 and plan.sizing.delta == 2
     assert "6 nodes carry 5.40 node-loads at 90% each" in plan.reason
@@ -44,7 +48,7 @@ def test_a_cpu_bound_cluster_is_not_under_sized_by_its_cpu_reading():
     # doubling in one decision
     snap = short_cluster(asked_over_served=3.0)
     assert decide(snap, marks(latency_slo_ms=50.0), DONE).sizing.delta == 1
-    plan = decide(snap, SIZED, DONE)
+    plan = decide(snap, SIZED, QUEUED)
     assert plan.sizing.target == 8 and "at most 8: +4 or doubling a decision" in plan.reason
 
 
@@ -58,7 +62,7 @@ def test_nothing_short_and_room_left_adds_nothing_and_switched_off_it_is_silent(
 
 
 def test_at_max_nodes_it_holds_with_the_bounds_reason():
-    plan = decide(short_cluster(), SIZED.model_copy(update={"max_nodes": 4}), DONE)
+    plan = decide(short_cluster(), SIZED.model_copy(update={"max_nodes": 4}), QUEUED)
     assert plan.is_empty and "no node added (4 active nodes >= max_nodes 4" in plan.reason
 
 
@@ -66,9 +70,9 @@ def test_at_max_nodes_it_holds_with_the_bounds_reason():
 @given(st.lists(st.floats(0.05, 1.0), min_size=1, max_size=8), st.floats(1.0, 4.0),
        st.integers(1, 40))
 def test_the_size_chosen_carries_the_demand_at_u_max_unless_a_limit_binds(cpus, factor, max_nodes):
-    snap = queued_snapshot(cpus, [600.0 * factor] * len(cpus), latency_ms=1000.0)
+    snap = queued_snapshot(cpus, [600.0 * (factor - 1)] * len(cpus), latency_ms=1000.0)
     policy = SIZED.model_copy(update={"max_nodes": max(max_nodes, len(cpus))})
-    ctx = context(snap, policy, DONE, observers=(Measure(),))
+    ctx = context(snap, policy, queues_grew(snap), observers=(Measure(),))
     view = ctx.view
     assert view is not None
     target, _ = demand_target(ctx, view)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from decision import decide
 from decision.model import Node, NodeMetrics, Plan
 from decision.rules.split_fit import SplitToFit
-from tests.fixtures.rules import DONE, SIZED, sized
+from tests.fixtures.rules import DONE, SIZED, queues_grew, sized
 from tests.fixtures.snapshots import make_snapshot, partition, queued_snapshot
 
 
@@ -30,9 +30,9 @@ def test_alone_it_splits_the_partition_that_makes_the_overload():
 
 def test_many_busy_partitions_on_a_short_node_are_no_case_for_a_split():
     # every partition of these short nodes carries a third of a node: more nodes help
-    short = queued_snapshot([0.9] * 4, [1800.0] * 4, latency_ms=1000.0)
-    assert sized(SplitToFit(), short) is None
-    assert decide(short, SIZED, DONE).sizing.delta > 0
+    short = queued_snapshot([0.9] * 4, [1200.0] * 4, latency_ms=1000.0)
+    assert sized(SplitToFit(), short, memory=queues_grew(short)) is None
+    assert decide(short, SIZED, queues_grew(short)).sizing.delta > 0
 
 
 def test_switched_off_it_is_silent():
