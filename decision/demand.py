@@ -109,14 +109,10 @@ def asked_rate(served: float, queue: float | None, dropped_per_s: float | None =
     return served + max(0.0, (queue - before.queue) / elapsed)
 
 
-def queues_seen(arrays: SnapshotArrays, now: float) -> dict[str, QueueSeen]:
-    """Each active node's call queue now, for the next decision's growth."""
-    out = {}
-    for n in arrays.active:
-        queue = n.metrics.rpc_queue_length if n.metrics is not None else None
-        if queue is not None and math.isfinite(queue):
-            out[n.id] = QueueSeen(now, float(queue))
-    return out
+def queues_seen(d: Demands, now: float) -> dict[str, QueueSeen]:
+    """Each node's call queue in `d`, seen `now`, for the next decision's growth."""
+    return {n.node: QueueSeen(now, n.queue) for n in d.nodes
+            if n.queue is not None and math.isfinite(n.queue)}
 
 
 def demands(arrays: SnapshotArrays, before: Mapping[str, QueueSeen] | None = None,

@@ -107,7 +107,7 @@ class Measure(Rule):
             return ctx
         now = ctx.now
         d = demands(ctx.arrays, ctx.memory.demand.queues, now)
-        mem = replace(_lead(ctx.memory.demand, ctx), queues=queues_seen(ctx.arrays, now))
+        mem = replace(_lead(ctx.memory.demand, ctx), queues=queues_seen(d, now))
         last = ctx.memory.last_action_at
         warming = last is not None and now - settled_since(ctx.base, last) < policy.warmup_s
         learned = learn_all(mem.capacity, _samples(ctx, d, warming), now,

@@ -61,28 +61,20 @@ def test_a_long_queue_that_does_not_grow_asks_what_is_served_and_is_still_short(
                    {}, None):
         d = demands(SnapshotArrays(snap), before, now)
         assert d.nodes[0].asked == 10_000 and d.nodes[0].queued
-    assert queues_seen(SnapshotArrays(snap), now) == {"hot": QueueSeen(now, 5_000.0)}
+    assert queues_seen(d, now) == {"hot": QueueSeen(now, 5_000.0)}
 
 
-def test_calls_dropped_unanswered_are_asked_too():
-    # the queue holds what is served within the timeout (Little's law reads the served rate);
-    # the excess is refused or times out: 30 k calls/s on top of 10 k served
-    snap = make_snapshot([server("hot", 1.0, latency=1000.0, queue=10_000.0, dropped=30_000.0)],
+@pytest.mark.parametrize("queue", [10_000.0, 35_000.0])
+def test_calls_dropped_unanswered_are_asked_too_and_not_counted_twice(queue):
+    # 10 k calls/s answered, 30 k/s refused or dropped after waiting the whole timeout; the
+    # queue, which also holds those, grew by 1 k or 3.5 k calls/s: asked is served plus
+    # dropped, 40 k either way
+    snap = make_snapshot([server("hot", 1.0, latency=500.0, queue=queue, dropped=30_000.0)],
                          [partition("p1", "hot", reads=10_000)])
     now = snap.taken_at.timestamp()
     d = demands(SnapshotArrays(snap), {"hot": QueueSeen(now - 10, 0.0)}, now)
     assert d.nodes[0].queued and d.nodes[0].asked == pytest.approx(40_000)
     assert d.total == pytest.approx(4.0)
-
-
-def test_calls_that_will_time_out_are_not_counted_twice():
-    # 10 k calls/s answered, 30 k/s dropped after waiting the whole timeout; the queue, which
-    # also holds those, grew by 35 k calls in 10 s: asked is served plus dropped, 40 k
-    snap = make_snapshot([server("hot", 1.0, latency=500.0, queue=35_000.0, dropped=30_000.0)],
-                         [partition("p1", "hot", reads=10_000)])
-    now = snap.taken_at.timestamp()
-    d = demands(SnapshotArrays(snap), {"hot": QueueSeen(now - 10, 0.0)}, now)
-    assert d.nodes[0].queued and d.nodes[0].asked == pytest.approx(40_000)
 
 
 def test_without_a_queue_figure_cpu_is_all_there_is():
