@@ -110,18 +110,16 @@ def test_every_panel_draws_data_from_a_live_metctl(tmp_path, metctl_daemons, pro
     poll(lambda: [e for e in d.get("/v1/events?kind=action").json()["events"]
                   if e["outcome"] == "done" and "op" in e["details"]], 120, "a finished action")
 
-    def blank() -> list[str]:
-        drawn: dict[str, bool] = {}
-        for title, expr in queries():
-            promql = expr.replace("$__rate_interval", "5m").replace("$job", "metctl")
-            drawn[title] = drawn.get(title, False) or bool(prom.query(promql))
-        return [t for t, ok in drawn.items() if not ok]
     # a panel may have a query with nothing to say yet (no source error): none stays blank
     # (the action's counters, too, are drawn once scraped twice)
     missing: list[str] = []
 
     def all_drawn() -> bool:
-        missing[:] = blank()
+        drawn: dict[str, bool] = {}
+        for title, expr in queries():
+            promql = expr.replace("$__rate_interval", "5m").replace("$job", "metctl")
+            drawn[title] = drawn.get(title, False) or bool(prom.query(promql))
+        missing[:] = [t for t, ok in drawn.items() if not ok]
         return not missing
     try:
         poll(all_drawn, 120, "every panel drawn", every_s=1.0)
