@@ -91,8 +91,13 @@ def build(ctx: Context, sizing: Sizing, memory: DecisionMemory, node_ids: list[s
 
 
 def _queued(ctx: Context, memory: DecisionMemory, moves: list[Move]) -> DecisionMemory:
-    """`memory` knowing the partitions this plan moves (with size_from_demand), besides those
-    of the plan in flight it extends: an extension plans on the placement they lead to."""
+    """`memory` knowing the partitions this plan moves onto its new nodes (with
+    size_from_demand), besides those of the plan in flight it extends: an extension plans on
+    the placement they lead to. A move onto a node already serving is not queued: it starts
+    at once, and once landed its load is that node's (counted as gone from where it sits, it
+    made the node read cool, and every extension sent it more)."""
+    serving = len(ctx.arrays.active)
+    moves = [m for m in moves if m[1] >= serving]
     if not ctx.policy.size_from_demand or not moves:
         return memory
     extending = ctx.base.plan_in_flight() is not None

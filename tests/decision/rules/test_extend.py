@@ -3,10 +3,13 @@ scale-out it asks the policy at every sample; demand that outgrew the size the p
 launches more nodes at once, anything else waits for the plan's end."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from decision import decide
 from decision.rules.memory import read_memory
 from tests.fixtures.rules import DONE, SIZED, queues_grew
-from tests.fixtures.snapshots import queued_snapshot
+from decision.model import Node, NodeMetrics
+from tests.fixtures.snapshots import make_snapshot, partition, queued_snapshot
 
 
 def short_cluster(asked_over_served=1.5):
@@ -93,3 +96,35 @@ def test_a_node_that_joined_during_the_plan_takes_no_more_from_an_extension():
     targets = {a.target for a in more.actions if a.op == "move"}
     assert targets and "rs5" not in targets
     assert targets <= {a.node for a in more.actions if a.op == "launch"}
+
+
+def _serving(cpus, queues, partitions):
+    """Nodes rs1, rs2, … at `cpus`, each with its call queue (requests taking 1 s when one
+    is queued), serving `partitions`."""
+    nodes = [Node(f"rs{i + 1}", "default", "active", NodeMetrics(
+        c, 0.01, 0.5, rpc_latency_ms=1000.0 if q else 5.0, rpc_queue_length=q))
+        for i, (c, q) in enumerate(zip(cpus, queues))]
+    return make_snapshot(nodes, partitions)
+
+
+def test_partitions_landed_on_a_node_already_serving_count_there_in_an_extension():
+    # rs5 serves nothing yet when the scale-out is decided, so the plan sends it busy
+    # partitions at once (no boot to wait for). Once they landed rs5 is as busy and short as
+    # the rest; an extension must see their load on rs5 and send it nothing more. (Counted as
+    # gone from rs5, they made it read cool: on a simulated steady-growth one node took moves
+    # at 0.15, 0.5 and 0.89 CPU in three extensions and ran saturated for 11 minutes.)
+    parts = [partition(f"p{i + 1}-{k}", f"rs{i + 1}", reads=100.0, writes=50.0, size_mb=10.0)
+             for i in range(4) for k in range(8)]
+    cool = _serving([0.9] * 4 + [0.02], [300.0] * 4 + [0.0], parts)
+    first = decide(cool, SIZED, queues_grew(cool, DONE))
+    assert first.reason.startswith("scale out")
+    to_rs5 = {a.partition for a in first.actions if a.op == "move" and a.target == "rs5"}
+    assert to_rs5, "the node already serving takes partitions at once"
+    assert not read_memory(first.memory.history).demand.queued & to_rs5
+    landed = _serving([0.8] * 5, [400.0] * 5,
+                      [replace(p, node="rs5") if p.id in to_rs5 else p for p in parts])
+    in_flight = first.memory.with_plan_in_flight(first.sizing.target)
+    more = decide(landed, SIZED, queues_grew(landed, in_flight))
+    assert more.reason.startswith("extend the plan in flight")
+    targets = {a.target for a in more.actions if a.op == "move"}
+    assert targets and "rs5" not in targets
