@@ -52,11 +52,24 @@ def window_attainment(steps: TenantSteps, slo_ms: float, interval_s: float,
                       max_failed: float = DEFAULT_MAX_FAILED) -> dict[str, dict[str, float]]:
     """Per workload: {"windows": active windows, "met": windows met, "attainment": met/windows
     (1.0 with no active window)}. A trailing part-window is not scored."""
+    active, met = window_verdicts(steps, slo_ms, interval_s, max_failed)
+    out: dict[str, dict[str, float]] = {}
+    for i, w in enumerate(steps.workloads):
+        k = int(active[:, i].sum())
+        m = int(met[:, i].sum())
+        out[w] = {"windows": k, "met": m, "attainment": m / k if k else 1.0}
+    return out
+
+
+def window_verdicts(steps: TenantSteps, slo_ms: float, interval_s: float,
+                    max_failed: float = DEFAULT_MAX_FAILED) -> tuple[np.ndarray, np.ndarray]:
+    """(active, met), each (windows, workloads) bool: whether the tenant was switched on in
+    the window and whether it met its objective there. A trailing part-window is left out."""
     per = max(1, int(round(interval_s / steps.dt)))
     n = steps.served.shape[0] // per
-    out: dict[str, dict[str, float]] = {}
     if n == 0:
-        return {w: {"windows": 0, "met": 0, "attainment": 1.0} for w in steps.workloads}
+        none = np.zeros((0, len(steps.workloads)), dtype=bool)
+        return none, none
 
     def win(a: np.ndarray) -> np.ndarray:
         return a[: n * per].reshape(n, per, -1)
@@ -72,11 +85,7 @@ def window_attainment(steps: TenantSteps, slo_ms: float, interval_s: float,
     asked = offered.sum(axis=1)
     fail_frac = np.where(asked > 0, failed.sum(axis=1) / np.maximum(asked, 1e-12), 0.0)
     met = np.asarray(active & (done > 0) & in_time & (fail_frac <= max_failed), dtype=bool)
-    for i, w in enumerate(steps.workloads):
-        k = int(active[:, i].sum())
-        m = int(met[:, i].sum())
-        out[w] = {"windows": k, "met": m, "attainment": m / k if k else 1.0}
-    return out
+    return active, met
 
 
 def tenant_steps(recording: Any, scenario: Any) -> TenantSteps:

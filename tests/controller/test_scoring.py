@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, strategies as st
 
 from controller.report import summarize
-from controller.scoring import TenantSteps, window_attainment
+from controller.scoring import TenantSteps, window_attainment, window_verdicts
 
 
 def steps(served, p99, *, offered=None, failed=None, active=None, dt=1.0, names=("A",), slow=None):
@@ -50,6 +50,19 @@ def test_a_window_in_which_an_active_tenant_completes_nothing_is_missed():
     # a closed-loop tenant stalled for 4 s (an offline region): fast answers before and after
     got = window_attainment(steps([10, 10, 0, 0, 0, 0, 10, 10], [5] * 8), 50, 2)["A"]
     assert got["windows"] == 4 and got["met"] == 2
+
+
+def test_the_verdicts_say_which_window_each_tenant_missed():
+    # tenant A slow in the second window, B off in the first and failing in the third
+    got = window_verdicts(steps([[10, 0], [10, 0], [10, 10], [10, 10], [10, 10], [10, 10]],
+                                [[5, 5], [5, 5], [80, 5], [5, 5], [5, 5], [5, 5]],
+                                offered=[[10, 0], [10, 0], [10, 10], [10, 10], [10, 12], [10, 10]],
+                                failed=[[0, 0], [0, 0], [0, 0], [0, 0], [0, 2], [0, 0]],
+                                active=[[1, 0], [1, 0], [1, 1], [1, 1], [1, 1], [1, 1]],
+                                names=("A", "B")), 50, 2)
+    active, met = got
+    assert active.tolist() == [[True, False], [True, True], [True, True]]
+    assert (active & ~met).tolist() == [[False, False], [True, False], [False, True]]
 
 
 def test_failed_requests_over_the_bound_miss_the_window_even_when_the_rest_is_fast():

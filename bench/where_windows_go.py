@@ -1,0 +1,112 @@
+"""Where a simulated run loses its SLO windows (prints; asserts nothing).
+
+Runs one scenario under one policy and lists every window some tenant missed: when, how many
+RegionServers served, and per missing tenant the share of its answers slower than the objective
+and the share of its requests that failed. Each missed window is put down to a region move
+when a region started opening elsewhere (a policy's move, the store's balancer, a split) within
+`--after-move-s` before the window ended, and the count of both kinds is printed.
+
+`--warm-moves` is a what-if about the simulator, not a model of any HBase setting: every
+region that opens after the start does so with its caches as warm as if it had always been
+there, so the run shows what the cold caches of moved regions cost the policy (a moved region's
+first reads are block-cache misses served from the DataNodes' disks, docs/simulator.md).
+
+    .venv/bin/python bench/where_windows_go.py --scenario steady-growth \\
+        --config my-policy.yaml [--seed 1] [--warm-moves]
+    .venv/bin/python bench/where_windows_go.py --scenario business-day --static 9
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from controller.config import load_config  # noqa: E402
+from controller.harness import build_run  # noqa: E402
+from controller.scoring import DEFAULT_MAX_FAILED, tenant_steps, window_verdicts  # noqa: E402
+from simulator import store  # noqa: E402
+from simulator.scenario import load_scenario, resolve_scenario_path  # noqa: E402
+
+REGION_OPENS = ("move", "balancer", "split")  # events after which a region opens elsewhere
+
+
+def warm_moves() -> None:
+    """The what-if: a region that opens after the start has warm caches at once."""
+    opened = store.open_region
+
+    def open_warm(cl, r: int, node: int, *, locality: float) -> None:
+        opened(cl, r, node, locality=locality)
+        if cl.t > 0:
+            cl.regions.opened_at[r] = cl.regions.page_since[r] = -np.inf
+            cl.invalidate_cache()
+
+    store.open_region = open_warm
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scenario", required=True, help="a name in configs/scenarios/ or a path")
+    ap.add_argument("--config", help="a metctl config whose policy runs (default: the default met)")
+    ap.add_argument("--static", type=int, metavar="NODES", help="a static cluster of this size instead")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--after-move-s", type=float, default=60.0)
+    ap.add_argument("--warm-moves", action="store_true", help="the what-if (see above)")
+    args = ap.parse_args(argv)
+    logging.getLogger("metctl").setLevel(logging.ERROR)
+    if args.warm_moves:
+        warm_moves()
+    scenario = load_scenario(resolve_scenario_path(args.scenario))
+    update: dict = {"seed": args.seed}
+    if args.static:
+        update["initial_nodes"] = args.static
+    scenario = scenario.model_copy(update=update)
+    config = load_config(args.config)
+    run = build_run(config, scenario, policy="static" if args.static else config.policy.name)
+    run.run()
+    recording = run.cluster.recording()
+    steps = tenant_steps(recording, scenario)
+    interval = float(scenario.slo_interval_s)
+    active, met = window_verdicts(steps, float(scenario.slo_latency_ms), interval,
+                                  getattr(scenario, "slo_max_failed", DEFAULT_MAX_FAILED))
+    missed = active & ~met
+    per = max(1, int(round(interval / steps.dt)))
+    n = missed.shape[0]
+    window = lambda a: a[: n * per].reshape(n, per, -1)  # noqa: E731
+    served = window(steps.served)
+    slow = (served * np.nan_to_num(window(steps.slow), nan=0.0)).sum(axis=1) / np.maximum(
+        served.sum(axis=1), 1e-12) if steps.slow is not None else np.full(missed.shape, np.nan)
+    failed = window(steps.failed).sum(axis=1) / np.maximum(window(steps.offered).sum(axis=1), 1e-12)
+    servers = np.asarray(recording.servers)[: n * per].reshape(n, per)
+    opens = np.array(sorted(e.t for e in run.cluster.events if e.kind in REGION_OPENS))
+    attainment = {w: float(met[:, i].sum() / max(active[:, i].sum(), 1))
+                  for i, w in enumerate(steps.workloads)}
+    node_minutes = float(np.asarray(recording.vms).sum() * recording.tick_s / 60.0)
+    after_move = 0
+    lines = []
+    for k in np.where(missed.any(axis=1))[0]:
+        start, end = k * interval, (k + 1) * interval
+        moved = bool(opens.size and ((opens >= end - args.after_move_s) & (opens < end)).any())
+        after_move += moved
+        who = " ".join(f"{w}: slow {slow[k, i]:.3f} failed {failed[k, i]:.4f}"
+                       for i, w in enumerate(steps.workloads) if missed[k, i])
+        lines.append(f"  {start:7.0f} s  {servers[k].min():.0f}-{servers[k].max():.0f} RS"
+                     f"{'  after a move' if moved else '              '}  {who}")
+    total = int(missed.any(axis=1).sum())
+    what = f"static {args.static}" if args.static else (args.config or "the default met")
+    print(f"{scenario.name} seed {args.seed}, {what}{', warm moves (what-if)' if args.warm_moves else ''}")
+    print(f"worst-tenant attainment {min(attainment.values()):.3f} "
+          f"({', '.join(f'{w} {a:.3f}' for w, a in attainment.items())}), "
+          f"{node_minutes:.0f} node-minutes")
+    print(f"{total} of {n} windows missed by some tenant: {after_move} within "
+          f"{args.after_move_s:g} s after a region started opening elsewhere, {total - after_move} not")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
