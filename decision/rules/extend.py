@@ -8,8 +8,9 @@ launches):
     leads to, more nodes are launched at once, their boot not waiting for the plan's moves,
     and busy partitions move onto them off the nodes the forecast finds over their capacity
     (rules/even.py), each move starting once its node registers. They are chosen on the
-    placement the plan in flight leads to: the partitions it already moves (remembered,
-    DemandMemory.queued) stay out and their load counts as gone from their nodes, so the
+    placement the plan in flight leads to: the partitions it moves onto its new nodes
+    (remembered, DemandMemory.queued) stay out and their load counts as gone from their nodes
+    (a move onto a node already serving starts at once and, landed, is that node's), so the
     extension relieves the nodes that plan left hot instead of picking its sources again; a
     node that registered since that plan was decided is one of its new nodes, still taking in
     its queued partitions, and gets no more.
