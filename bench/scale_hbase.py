@@ -17,7 +17,7 @@ load average. Sizes are interleaved within a repetition (1, 2, 3, 4, 6, then aga
 spell on this shared machine does not fall on one size only.
 
     .venv/bin/python bench/scale_hbase.py [--sizes 1,2,3,4,6] [--repetitions 3] [--records 24000]
-        [--measure-s 60] [--slices FILE] [--out out/scale-hbase] [--lock FILE] [--resume]
+        [--measure-s 60] [--idle-s 0] [--slices FILE] [--out out/scale-hbase] [--lock FILE] [--resume]
 
 Writes OUT/report.json: {"sizes": {"1": {"ops_per_s": [...], "p99_ms": [...], ...}, ...},
 "ratio": {"4": ops(4) / ops(1), ...}, "runs": [...]} and prints the curve.
@@ -116,6 +116,8 @@ def one_run(n: int, rep: int, a: argparse.Namespace) -> dict[str, Any]:
         finally:
             driver.close()
         rec["setup_s"] = round(time.monotonic() - t_setup, 1)
+        if a.idle_s > 0:
+            rec["idle_cpu_cores"] = idle_cpu(cluster, a.idle_s)
         threads = a.threads_base + a.threads_per_rs * n
         kw = dict(records=a.records, threads=threads, extra=UNIFORM)
         YCSB.finish(*YCSB.start(cluster, WORKLOAD, "run", seconds=a.warmup_s, **kw), WORKLOAD, "run")
@@ -162,6 +164,17 @@ def one_run(n: int, rep: int, a: argparse.Namespace) -> dict[str, Any]:
     return rec
 
 
+def idle_cpu(cluster: Any, seconds: float) -> dict[str, float]:
+    """Each process's CPU (cores) over `seconds` with the table loaded and no client: what a
+    RegionServer's own work (chores, flushes, heartbeats) takes out of its slice."""
+    pids = {name: p.pid for name, p in cluster.procs().items()}
+    before = {name: cpu_s(pid) for name, pid in pids.items()}
+    t0 = time.monotonic()
+    time.sleep(seconds)
+    span = time.monotonic() - t0
+    return {name: round((cpu_s(pid) - before[name]) / span, 4) for name, pid in pids.items()}
+
+
 def summarise(runs: list[dict[str, Any]], sizes: list[int]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for n in sizes:
@@ -192,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup-s", type=float, default=30)
     ap.add_argument("--skip-s", type=float, default=10, help="first seconds of the measured run not counted")
     ap.add_argument("--measure-s", type=float, default=60)
+    ap.add_argument("--idle-s", type=float, default=0,
+                    help="before the warm-up, measure each process's CPU this long with no client (0: not)")
     ap.add_argument("--threads-base", type=int, default=8)
     ap.add_argument("--threads-per-rs", type=int, default=12)
     ap.add_argument("--rs-heap-mb", type=int, default=384)
