@@ -28,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from controller.config import load_config  # noqa: E402
 from controller.harness import build_run  # noqa: E402
-from controller.scoring import DEFAULT_MAX_FAILED, tenant_steps, window_verdicts  # noqa: E402
+from controller.scoring import (  # noqa: E402
+    DEFAULT_MAX_FAILED, tenant_steps, window_attainment, window_verdicts)
 from simulator import store  # noqa: E402
 from simulator.scenario import load_scenario, resolve_scenario_path  # noqa: E402
 
@@ -71,20 +72,16 @@ def main(argv: list[str] | None = None) -> int:
     recording = run.cluster.recording()
     steps = tenant_steps(recording, scenario)
     interval = float(scenario.slo_interval_s)
-    active, met = window_verdicts(steps, float(scenario.slo_latency_ms), interval,
-                                  getattr(scenario, "slo_max_failed", DEFAULT_MAX_FAILED))
+    objective = (float(scenario.slo_latency_ms), interval,
+                 getattr(scenario, "slo_max_failed", DEFAULT_MAX_FAILED))
+    verdicts = window_verdicts(steps, *objective)
+    active, met, slow, failed = verdicts.active, verdicts.met, verdicts.slow, verdicts.failed
     missed = active & ~met
     per = max(1, int(round(interval / steps.dt)))
     n = missed.shape[0]
-    window = lambda a: a[: n * per].reshape(n, per, -1)  # noqa: E731
-    served = window(steps.served)
-    slow = (served * np.nan_to_num(window(steps.slow), nan=0.0)).sum(axis=1) / np.maximum(
-        served.sum(axis=1), 1e-12) if steps.slow is not None else np.full(missed.shape, np.nan)
-    failed = window(steps.failed).sum(axis=1) / np.maximum(window(steps.offered).sum(axis=1), 1e-12)
     servers = np.asarray(recording.servers)[: n * per].reshape(n, per)
     opens = np.array(sorted(e.t for e in run.cluster.events if e.kind in REGION_OPENS))
-    attainment = {w: float(met[:, i].sum() / max(active[:, i].sum(), 1))
-                  for i, w in enumerate(steps.workloads)}
+    attainment = {w: v["attainment"] for w, v in window_attainment(steps, *objective).items()}
     node_minutes = float(np.asarray(recording.vms).sum() * recording.tick_s / 60.0)
     after_move = 0
     lines = []

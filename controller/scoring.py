@@ -52,7 +52,8 @@ def window_attainment(steps: TenantSteps, slo_ms: float, interval_s: float,
                       max_failed: float = DEFAULT_MAX_FAILED) -> dict[str, dict[str, float]]:
     """Per workload: {"windows": active windows, "met": windows met, "attainment": met/windows
     (1.0 with no active window)}. A trailing part-window is not scored."""
-    active, met = window_verdicts(steps, slo_ms, interval_s, max_failed)
+    verdicts = window_verdicts(steps, slo_ms, interval_s, max_failed)
+    active, met = verdicts.active, verdicts.met
     out: dict[str, dict[str, float]] = {}
     for i, w in enumerate(steps.workloads):
         k = int(active[:, i].sum())
@@ -61,18 +62,24 @@ def window_attainment(steps: TenantSteps, slo_ms: float, interval_s: float,
     return out
 
 
+@dataclass(frozen=True)
+class WindowVerdicts:
+    """Per window (rows) and workload (columns); a trailing part-window is left out."""
+
+    active: np.ndarray  # bool: the tenant was switched on in the window
+    met: np.ndarray  # bool: ... and met its objective there
+    slow: np.ndarray  # share of its answers over the objective (NaN: not recorded)
+    failed: np.ndarray  # share of the requests offered that failed
+
+
 def window_verdicts(steps: TenantSteps, slo_ms: float, interval_s: float,
-                    max_failed: float = DEFAULT_MAX_FAILED) -> tuple[np.ndarray, np.ndarray]:
-    """(active, met), each (windows, workloads) bool: whether the tenant was switched on in
-    the window and whether it met its objective there. A trailing part-window is left out."""
+                    max_failed: float = DEFAULT_MAX_FAILED) -> WindowVerdicts:
+    """Each window's verdict per tenant, with the shares it was judged on."""
     per = max(1, int(round(interval_s / steps.dt)))
     n = steps.served.shape[0] // per
-    if n == 0:
-        none = np.zeros((0, len(steps.workloads)), dtype=bool)
-        return none, none
 
     def win(a: np.ndarray) -> np.ndarray:
-        return a[: n * per].reshape(n, per, -1)
+        return a[: n * per].reshape(n, per, len(steps.workloads))
 
     served, offered, failed = win(steps.served), win(steps.offered), win(steps.failed)
     active = np.asarray(win(steps.active.astype(bool)).any(axis=1), dtype=bool)
@@ -80,12 +87,14 @@ def window_verdicts(steps: TenantSteps, slo_ms: float, interval_s: float,
     if steps.slow is not None:  # the window's own percentile: its share of slow answers
         slow = (served * np.nan_to_num(win(steps.slow), nan=0.0)).sum(axis=1)
         in_time = slow <= (1.0 - SLO_QUANTILE) * done + 1e-9 * np.maximum(done, 1.0)
+        slow_share = slow / np.maximum(done, 1e-12)
     else:  # the largest step p99: an upper bound of the window's
         in_time = np.where(served > 0, win(steps.p99_ms), -np.inf).max(axis=1) <= slo_ms
+        slow_share = np.full(done.shape, np.nan)
     asked = offered.sum(axis=1)
     fail_frac = np.where(asked > 0, failed.sum(axis=1) / np.maximum(asked, 1e-12), 0.0)
     met = np.asarray(active & (done > 0) & in_time & (fail_frac <= max_failed), dtype=bool)
-    return active, met
+    return WindowVerdicts(active, met, slow_share, fail_frac)
 
 
 def tenant_steps(recording: Any, scenario: Any) -> TenantSteps:

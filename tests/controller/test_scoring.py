@@ -60,9 +60,9 @@ def test_the_verdicts_say_which_window_each_tenant_missed():
                                 failed=[[0, 0], [0, 0], [0, 0], [0, 0], [0, 2], [0, 0]],
                                 active=[[1, 0], [1, 0], [1, 1], [1, 1], [1, 1], [1, 1]],
                                 names=("A", "B")), 50, 2)
-    active, met = got
-    assert active.tolist() == [[True, False], [True, True], [True, True]]
-    assert (active & ~met).tolist() == [[False, False], [True, False], [False, True]]
+    assert got.active.tolist() == [[True, False], [True, True], [True, True]]
+    assert (got.active & ~got.met).tolist() == [[False, False], [True, False], [False, True]]
+    assert got.failed[2, 1] == 2 / 22
 
 
 def test_failed_requests_over_the_bound_miss_the_window_even_when_the_rest_is_fast():
