@@ -96,8 +96,6 @@ def _queued(ctx: Context, memory: DecisionMemory, moves: list[Move]) -> Decision
     the placement they lead to. A move onto a node already serving is not queued: it starts
     at once, and once landed its load is that node's (counted as gone from where it sits, it
     made the node read cool, and every extension sent it more)."""
-    serving = len(ctx.arrays.active)
-    moves = [m for m in moves if m[1] >= serving]
     if not ctx.policy.size_from_demand or not moves:
         return memory
     extending = ctx.base.plan_in_flight() is not None
@@ -105,7 +103,8 @@ def _queued(ctx: Context, memory: DecisionMemory, moves: list[Move]) -> Decision
     nodes = (ctx.memory.demand.plan_nodes if extending
              else frozenset(n.id for n in ctx.arrays.active))
     rules = read_memory(memory.history)
-    queued = before | {ctx.arrays.ids[p] for p, _, _ in moves}
+    serving = len(ctx.arrays.active)  # node indices past these are the plan's new nodes
+    queued = before | {ctx.arrays.ids[p] for p, d, _ in moves if d >= serving}
     return with_rules_memory(memory, replace(rules, demand=replace(
         rules.demand, queued=queued, plan_nodes=nodes)), memory.step)
 

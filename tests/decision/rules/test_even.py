@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from decision.model import Plan
 from decision.rules.even import EvenOut
+from decision.rules.memory import read_memory
 from tests.fixtures.rules import SIZED, sized
 from tests.fixtures.snapshots import queued_snapshot
 
@@ -36,3 +37,13 @@ def test_switched_off_or_with_the_store_placing_data_it_is_off():
                  SIZED.model_copy(update={"data_placement": "store"})) is None
     assert sized(EvenOut(), hot_and_cool(),
                  SIZED.model_copy(update={"size_from_demand": False})) is None
+
+
+def test_its_moves_between_serving_nodes_are_not_queued_but_its_nodes_are_remembered():
+    # the moves start at once (no node to wait for): an extension of this plan must see them
+    # where they land; the nodes serving when it was decided are remembered all the same, so a
+    # node launched by an extension is known as new
+    plan = sized(EvenOut(), hot_and_cool())
+    demand = read_memory(plan.memory.history).demand
+    assert not demand.queued
+    assert demand.plan_nodes == {"rs1", "rs2", "rs3", "rs4"}
