@@ -8,8 +8,7 @@ from dataclasses import replace
 from decision import decide
 from decision.rules.memory import read_memory
 from tests.fixtures.rules import DONE, SIZED, queues_grew
-from decision.model import Node, NodeMetrics
-from tests.fixtures.snapshots import make_snapshot, partition, queued_snapshot
+from tests.fixtures.snapshots import partition, queued_snapshot
 
 
 def short_cluster(asked_over_served=1.5):
@@ -99,12 +98,10 @@ def test_a_node_that_joined_during_the_plan_takes_no_more_from_an_extension():
 
 
 def _serving(cpus, queues, partitions):
-    """Nodes rs1, rs2, … at `cpus`, each with its call queue (requests taking 1 s when one
-    is queued), serving `partitions`."""
-    nodes = [Node(f"rs{i + 1}", "default", "active", NodeMetrics(
-        c, 0.01, 0.5, rpc_latency_ms=1000.0 if q else 5.0, rpc_queue_length=q))
-        for i, (c, q) in enumerate(zip(cpus, queues))]
-    return make_snapshot(nodes, partitions)
+    """queued_snapshot's nodes (requests taking 1 s where calls are queued) serving
+    `partitions` instead of its own."""
+    latency = [1000.0 if q else 5.0 for q in queues]
+    return replace(queued_snapshot(cpus, queues, latency_ms=latency), partitions=tuple(partitions))
 
 
 def test_partitions_landed_on_a_node_already_serving_count_there_in_an_extension():
