@@ -3,11 +3,13 @@ needs to become useful, from the demand the policy measured at its recent decisi
 
 The slope is the least-squares line through the demand of the last `window_s` (a ramp shows
 within a few decisions; the monitor already smooths each metric, so no second smoothing lags
-it further). The slope is followed damped (Gardner & McKenzie, "Forecasting trends in time
-series", Management Science 31(10), 1985): a trend lasts `persistence_s` on average, so over a
-horizon h it adds slope x persistence_s x (1 - exp(-h / persistence_s)) — a ramp seen for a few
-minutes is not assumed to run for the whole lead time. The forecast is never below zero and at
-most `max_growth` above today's demand. The callers size a scale-out for the larger of now and the forecast, and a scale-in
+it further), or that of the window's latter half when it rises less: once demand stops rising,
+a step (a tenant arriving) is a new level, not a trend. The slope is followed damped (Gardner &
+McKenzie, "Forecasting trends in time series", Management Science 31(10), 1985): a trend lasts
+`persistence_s` on average, so over a horizon h it adds slope x persistence_s x
+(1 - exp(-h / persistence_s)) — a ramp seen for a few minutes is not assumed to run for the
+whole lead time. The forecast is never below zero and at most `max_growth` above today's
+demand. The callers size a scale-out for the larger of now and the forecast, and a scale-in
 for the largest of now, the forecast and the recent peak: a forecast can keep nodes or add
 them, never remove them by itself.
 
@@ -74,6 +76,12 @@ def forecast(recent: Recent, demand_now: float, horizon_s: float, *, window_s: f
     (which should end with the sample of now), within [0, demand_now x (1 + max_growth)]."""
     now = recent.samples[-1][0] if recent.samples else 0.0
     slope = recent.slope(since=now - window_s)
+    latter = now - window_s / 2
+    if slope > 0 and sum(1 for t, _ in recent.samples if t >= latter) >= 3:
+        # A rise is followed only while it lasts. A level shift (a tenant arriving, a crowd
+        # landing) draws a steep line through the window for window_s after demand stopped
+        # rising; a ramp's latter half rises as steeply as the whole window.
+        slope = min(slope, max(recent.slope(since=latter), 0.0))
     h = max(horizon_s, 0.0)
     reach = persistence_s * (1.0 - math.exp(-h / persistence_s)) if persistence_s > 0 else h
     ahead = demand_now + slope * reach

@@ -287,7 +287,9 @@ class PolicyConfig(BaseModel):
     trend_window_s: float = Field(
         150.0, gt=0, allow_inf_nan=False, description="The demand's slope is the least-squares "
         "line through the demand of this many seconds of decisions (a ramp shows within a few "
-        "decisions; the monitor already smooths each metric).")
+        "decisions; the monitor already smooths each metric), or through its latter half when "
+        "that rises less (a step, such as a tenant arriving, is a new level once demand stops "
+        "rising, not a trend).")
     trend_persistence_s: float = Field(
         1800.0, gt=0, allow_inf_nan=False, description="How long a demand trend is assumed "
         "to last on average: the forecast follows the slope damped by it (a damped trend, "

@@ -46,6 +46,18 @@ def test_only_the_window_counts_for_the_slope():
     assert forecast(r, 8.0, 60.0, **{**ARGS, "window_s": 120.0}).slope == pytest.approx(1 / 30)
 
 
+def test_a_step_is_a_new_level_once_demand_stops_rising():
+    # 4 node-loads, a tenant arrives (8 within a minute), then flat: the whole window's line
+    # still climbs, but the demand does not
+    before = [(30.0 * i, 4.0) for i in range(10)]
+    rising = before + [(300.0, 6.0), (330.0, 8.0)]
+    during = forecast(recent(rising), 8.0, 600.0, **ARGS)
+    assert during.ahead > 8.0 + 1.0  # still rising: followed
+    after = forecast(recent(rising + [(360.0 + 30 * i, 8.0) for i in range(5)]), 8.0, 600.0,
+                     **ARGS)
+    assert after.slope == pytest.approx(0.0) and after.ahead == pytest.approx(8.0)
+
+
 def test_growth_is_bounded_and_a_fall_forecasts_less():
     up = forecast(recent([(0.0, 1.0), (30.0, 5.0), (60.0, 9.0)]), 9.0, 600.0,
                   **{**ARGS, "max_growth": 0.5})
