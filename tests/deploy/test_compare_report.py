@@ -66,3 +66,32 @@ def test_the_cost_at_the_slo_is_against_the_smallest_static_meeting_it_in_the_sa
     assert s["met"]["node_minutes"] == {"min": 54, "median": 62.0, "max": 70, "n": 2}
     table = rep.markdown(s, runs, "p99 <= 50 ms")
     assert "| met | 2 |" in table and "rep 1: 3, rep 2: 4" in table
+
+
+def slo_at(ws, p99_ms):
+    return rep.slo_figures({"A": ws}, p99_ms)
+
+
+def test_a_report_scores_every_run_at_its_own_objective_from_the_windows_kept():
+    ws = rep.windows(LINES, start_s=0.0, skip_first=0)  # p99 60, 41 ms; a failed window; an empty one
+    run = {"config": "static-2", "repetition": 1, "windows": {"A": ws[:2]}, "attainment": 0.0,
+           "slo": slo_at(ws[:2], 10)}
+    assert rep.rescored(run, slo_p99_ms=50, slo_target=0.5)["attainment"] == 0.5
+    assert rep.rescored(run, slo_p99_ms=60, slo_target=0.5)["attainment"] == 1.0
+    # a run that failed keeps what it recorded
+    broken = {**run, "error": "RuntimeError: master did not start"}
+    assert rep.rescored(broken, 60, 0.5) is broken
+
+
+def test_the_promisable_p99_is_the_tightest_objective_met_in_the_target_share_of_windows():
+    ws = [{"ops": 10, "failed": 0, "p99_ms": float(ms)} for ms in range(1, 101)]  # 1..100 ms
+    assert rep.promisable_p99_ms({"A": ws}, 0.99) == 99.0
+    at = rep.slo_figures({"A": ws}, 99.0)["attainment"]
+    below = rep.slo_figures({"A": ws}, 98.9)["attainment"]
+    assert at >= 0.99 > below
+    # the worst tenant sets it; a failed window misses at any objective
+    slow = [{**w, "p99_ms": w["p99_ms"] * 2} for w in ws]
+    assert rep.promisable_p99_ms({"A": ws, "B": slow}, 0.99) == 198.0
+    failing = [{**w, "failed": 1} for w in ws[:2]] + ws[2:]
+    assert rep.promisable_p99_ms({"A": failing}, 0.99) is None
+    assert rep.promisable_p99_ms({"A": failing}, 0.98) == 100.0
