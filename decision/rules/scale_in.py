@@ -44,9 +44,12 @@ def may_remove(ctx: Context) -> tuple[bool, str]:
                       f"{current - 1} nodes {spread:.2f} < cpu_high {policy.cpu_high:.2f}")
     if not policy.scale_in_on_headroom:
         return health.remove, "MET's rule: " + health.reason
-    may = current > 1 and underloaded >= 1 and spread < policy.cpu_high * policy.scale_in_headroom
+    limit = policy.cpu_high * policy.scale_in_headroom
+    fits = spread < limit
+    may = current > 1 and underloaded >= 1 and fits
+    # the words state each comparison as it came out: a hold must not read "0.64 < 0.48"
     rule = (f"{underloaded} underloaded, mean cpu over {current - 1} nodes {spread:.2f} "
-            f"< {policy.cpu_high * policy.scale_in_headroom:.2f}")
+            f"{'<' if fits else '>='} {limit:.2f}")
     slowest = max((n.metrics.rpc_latency_ms for n in active if n.metrics is not None
                    and n.metrics.rpc_latency_ms is not None), default=None)
     slo = latency_slo(policy)

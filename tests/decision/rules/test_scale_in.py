@@ -24,6 +24,10 @@ def test_alone_it_removes_one_node_or_says_why_not():
     assert isinstance(plan, Plan) and plan.sizing.delta == -1 and plan.memory.step == 1
     said = alone(ScaleIn(), even([0.55, 0.55, 0.55, 0.05]))
     assert isinstance(said, Carry) and said.note.startswith("1 underloaded, mean cpu over 3")
+    # the words say which way the headroom comparison came out ((0.55 x 3 + 0.05) / 3 = 0.57)
+    assert "0.57 >= 0.48" in said.note
+    plan = decide(even([0.55, 0.55, 0.55, 0.05]), G, DONE)
+    assert plan.is_empty and "0.57 >= 0.48" in plan.reason and "0.57 < 0.48" not in plan.reason
     assert alone(ScaleIn(), even([0.9, 0.05])) is None  # a node overloaded: not its turn
 
 
