@@ -193,18 +193,15 @@ def run_one(config: str, rep: int, plan: list[dict[str, Any]], a: argparse.Names
         for r in ending + running:
             _collect_if_done(r, tenant_windows, t0, a.slo_window_s, time.monotonic() + 60)
         ending = running = []
-        slo = rep_mod.slo_figures(tenant_windows, a.slo_p99_ms)
-        ops = sum(v["ops"] for v in slo["by_tenant"].values())
-        failed = sum(v["failed"] for v in slo["by_tenant"].values())
-        rec.update(minutes=round(sum(p["seconds"] for p in plan) / 60, 2), ycsb_ops=ops, ycsb_failed=failed,
-                   node_minutes=round(node_s / 60, 2), max_nodes=max_nodes, slo=slo,
-                   attainment=slo["attainment"],
-                   p99_ms_max=max((v["p99_ms_max"] for v in slo["by_tenant"].values()
-                                   if v["p99_ms_max"] is not None), default=None),
+        every = [w for ws in tenant_windows.values() for w in ws]
+        rec.update(minutes=round(sum(p["seconds"] for p in plan) / 60, 2),
+                   ycsb_ops=sum(w["ops"] for w in every), ycsb_failed=sum(w["failed"] for w in every),
+                   node_minutes=round(node_s / 60, 2), max_nodes=max_nodes,
                    failures=rep_mod.failures_explained(tenant_windows, plan),
                    machine_load_1min={"mean": round(statistics.mean(loads), 2) if loads else None,
                                       "max": round(max(loads), 2) if loads else None},
-                   nodes_timeline=timeline, windows=tenant_windows)
+                   nodes_timeline=timeline, windows=tenant_windows, windows_version=rep_mod.WINDOWS_VERSION)
+        rec.update(rep_mod.rescored(rec, a.slo_p99_ms, a.slo_target))  # slo, attainment, p99 figures
         if daemon is not None:
             daemon.stop()
             rec["controller_restarts"] = daemon.restarts
@@ -251,7 +248,7 @@ def _collect_if_done(client: tuple[dict[str, Any], Any, float], into: dict[str, 
         return False
     ycsb.stop(p, started, t["workload"])
     err = Path(f"{p.ycsb_stem}.err").read_text(errors="replace")
-    into[t["workload"]] += rep_mod.windows(err, started - t0 - window_s, phase=t["phase"])
+    into[t["workload"]] += rep_mod.windows(err, started - t0 - window_s, phase=t["phase"], interval_s=window_s)
     return True
 
 

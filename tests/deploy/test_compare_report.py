@@ -17,7 +17,7 @@ LINES = """\
 
 
 def test_windows_take_the_intended_p99_and_count_each_failure_once():
-    ws = rep.windows(LINES, start_s=100.0, skip_first=1)  # the first window: the client's start
+    ws = rep.scored(rep.windows(LINES, start_s=100.0, warm_up=1))  # the first: the client's start
     assert [w["t"] for w in ws] == [120.0, 130.0, 140.0]
     assert [w["ops"] for w in ws] == [4000, 3000, 0]
     assert ws[0]["p99_ms"] == 41.0  # the larger of READ's and UPDATE's intended p99
@@ -25,8 +25,36 @@ def test_windows_take_the_intended_p99_and_count_each_failure_once():
     assert ws[2]["p99_ms"] is None
 
 
+# As a compare run's client writes them: YCSB's start line, the JVM's first interval (slow: its
+# connections and region lookups), two intervals, and the line it prints as it exits 0.4 s later
+CLIENT = """\
+2026-11-26 15:29:59:779 0 sec: 0 operations; est completion in 0 second
+2026-11-26 15:30:09:577 10 sec: 2206 operations; 220.6 current ops/sec; [READ: Count=2206, Max=2094079, Min=654, Avg=76363.5, 90=121151, 99=1849343, 99.9=2094079, 99.99=2094079] [Intended-READ: Count=2206, Max=2094079, Min=654, Avg=76363.5, 90=121151, 99=2017279, 99.9=2094079, 99.99=2094079]
+2026-11-26 15:30:19:577 20 sec: 5180 operations; 297.4 current ops/sec; [READ: Count=2974, Max=169599, Min=491, Avg=10042.8, 90=19727, 99=81279, 99.9=162687, 99.99=169599] [Intended-READ: Count=2974, Max=169599, Min=491, Avg=10042.8, 90=19727, 99=91391, 99.9=162687, 99.99=169599]
+2026-11-26 15:30:29:589 30 sec: 8156 operations; 297.5 current ops/sec; [READ: Count=2976, Max=62847, Min=630, Avg=9990.2, 90=21055, 99=34815, 99.9=58591, 99.99=62847] [Intended-READ: Count=2976, Max=62847, Min=630, Avg=9990.2, 90=21055, 99=45535, 99.9=58591, 99.99=62847]
+2026-11-26 15:30:29:979 30 sec: 8230 operations; 187.8 current ops/sec; [READ: Count=73, Max=119999, Min=5260, Avg=42175.4, 90=91967, 99=119999, 99.9=119999, 99.99=119999] [CLEANUP: Count=38, Max=20575, Min=6, Avg=659.1, 90=80, 99=20575, 99.9=20575, 99.99=20575] [READ-ERROR: Count=1, Max=61000000, Min=61000000, Avg=61000000, 90=61000000, 99=61000000, 99.9=61000000, 99.99=61000000] [Intended-READ: Count=73, Max=119999, Min=5260, Avg=42175.4, 90=91967, 99=151551, 99.9=119999, 99.99=119999]
+"""
+
+
+def test_a_clients_start_line_jvm_warm_up_and_exit_line_cost_no_window():
+    every = rep.windows(CLIENT, start_s=230.0, phase="p2", interval_s=10)
+    # the 0-sec line is no window; the first interval (2 s p99: the client starting) is not
+    # scored; the exit line's 74 operations and its failure join the last interval, whose p99
+    # stands
+    assert [w["t"] for w in every] == [240.0, 250.0, 260.0] and every[0]["warm_up"]
+    ws = rep.scored(every)
+    assert [w["t"] for w in ws] == [250.0, 260.0]
+    assert [w["ops"] for w in ws] == [2974, 2976 + 74]
+    assert [w["p99_ms"] for w in ws] == [91.391, 45.535]
+    assert ws[-1]["failed"] == 1 and ws[-1]["failed_by"] == {"READ-ERROR": 1}
+    slo = rep.slo_figures({"A": every}, slo_p99_ms=100)
+    # the exit line's failure is not lost: the interval it joins misses the SLO
+    assert slo["by_tenant"]["A"]["windows"] == 2 and slo["attainment"] == 0.5
+    assert slo["by_tenant"]["A"]["ops"] == 8230 and slo["by_tenant"]["A"]["failed"] == 1  # all counted
+
+
 def test_a_window_within_the_slo_needs_its_p99_no_failure_and_some_operation():
-    ws = rep.windows(LINES, start_s=0.0, skip_first=0)
+    ws = rep.windows(LINES, start_s=0.0, warm_up=0)
     slo = rep.slo_figures({"A": ws, "C": ws[:2]}, slo_p99_ms=50)
     # A: only the 20-s window (41 ms, no failure) is within; 10 s: 60 ms; 30 s: failed; 40 s: nothing done
     assert slo["by_tenant"]["A"]["within_slo"] == 1 and slo["by_tenant"]["A"]["windows"] == 4
@@ -36,7 +64,7 @@ def test_a_window_within_the_slo_needs_its_p99_no_failure_and_some_operation():
 
 def test_failures_are_placed_in_their_phase():
     plan = phases("1x1,1x2", None, 100, ["A"])
-    ws = rep.windows(LINES, start_s=40.0, skip_first=0)
+    ws = rep.windows(LINES, start_s=40.0, warm_up=0)
     got = rep.failures_explained({"A": ws}, plan)
     assert got == [{"tenant": "A", "operation": "READ-ERROR", "phase": "p2", "count": 10}]
 
@@ -73,8 +101,9 @@ def slo_at(ws, p99_ms):
 
 
 def test_a_report_scores_every_run_at_its_own_objective_from_the_windows_kept():
-    ws = rep.windows(LINES, start_s=0.0, skip_first=0)  # p99 60, 41 ms; a failed window; an empty one
+    ws = rep.windows(LINES, start_s=0.0, warm_up=0)  # p99 60, 41 ms; a failed window; an empty one
     run = {"config": "static-2", "repetition": 1, "windows": {"A": ws[:2]}, "attainment": 0.0,
+           "windows_version": rep.WINDOWS_VERSION,
            "slo": slo_at(ws[:2], 10)}
     assert rep.rescored(run, slo_p99_ms=50, slo_target=0.5)["attainment"] == 0.5
     assert rep.rescored(run, slo_p99_ms=60, slo_target=0.5)["attainment"] == 1.0
@@ -95,3 +124,21 @@ def test_the_promisable_p99_is_the_tightest_objective_met_in_the_target_share_of
     failing = [{**w, "failed": 1} for w in ws[:2]] + ws[2:]
     assert rep.promisable_p99_ms({"A": failing}, 0.99) is None
     assert rep.promisable_p99_ms({"A": failing}, 0.98) == 100.0
+
+
+def test_windows_kept_by_an_older_run_are_read_as_a_new_run_reads_them():
+    def w(t, phase, ops, p99, failed=0):
+        return {"t": t, "phase": phase, "ops": ops, "failed": failed,
+                "failed_by": {"READ-ERROR": failed} if failed else {}, "p99_ms": p99}
+    # before version 2: each client's first interval scored, its exit line a window of its own
+    old = [w(0.0, "p1", 1100, 2254.8), w(10.0, "p1", 1390, 41.0), w(10.0, "p1", 0, None),
+           w(20.0, "p2", 2206, 2017.3), w(30.0, "p2", 2974, 91.4), w(30.0, "p2", 74, 151.6, failed=1)]
+    run = {"config": "static-6", "repetition": 1, "windows": {"A": old}}
+    new = rep.rescored(run, slo_p99_ms=100, slo_target=0.99)
+    assert [(x["t"], x["ops"], bool(x.get("warm_up"))) for x in new["windows"]["A"]] == [
+        (0.0, 1100, True), (10.0, 1390, False), (20.0, 2206, True), (30.0, 2974 + 74, False)]
+    assert new["slo"]["by_tenant"]["A"]["windows"] == 2 and new["attainment"] == 0.5  # 30 s: the failure
+    assert new["p99_ms_max"] == 91.4  # of the windows scored
+    assert new["slo"]["by_tenant"]["A"]["ops"] == 1100 + 1390 + 2206 + 2974 + 74
+    assert old[5]["ops"] == 74  # the run as read is left as it was
+    assert rep.rescored(new, 100, 0.99)["windows"] == new["windows"]  # once only
