@@ -13,8 +13,9 @@ operation's intended start (`measurement.interval=both`). SLO: per tenant and wi
 `--slo-window-s` status interval), the intended-time p99 within `--slo-p99-ms` and no failed
 operation; a run meets the SLO when its worst tenant does so in `--slo-target` of its windows.
 
-Configurations: the policies (`met` = the default, `met-paper`, `tiramola`, `target-tracking`:
-their configs/<preset>.yaml, min/max nodes from `--min-nodes`/`--max-nodes`, starting at
+Configurations: the policies (`met` = the default, `met-paper`, `tiramola`, `target-tracking`,
+and on request `static`, the daemon watching and never acting, which says what watching alone
+costs: their configs/<preset>.yaml, min/max nodes from `--min-nodes`/`--max-nodes`, starting at
 `--start-nodes`; `metctl run` as a daemon with the local infrastructure driver, which launches
 quota'd RegionServers) and static clusters of `--static-sizes` (no daemon). Each run: a fresh
 cluster, the same tables and rows. Runs are repetition-major and each writes OUT/<config>-rep<k>/
@@ -49,7 +50,9 @@ from deploy.local_hbase import ycsb  # noqa: E402
 from deploy.localproc.cgroups import add_quota_arguments, quota_options  # noqa: E402
 from deploy.localproc.state import held  # noqa: E402
 
-POLICIES = ("met", "met-paper", "tiramola", "target-tracking")
+# `static`: the daemon watching at --start-nodes and never acting (configs/static.yaml), beside
+# static-N, which runs no daemon: what watching alone costs the tenants
+POLICIES = ("met", "met-paper", "tiramola", "target-tracking", "static")
 # low -> peak -> low, in multiples of one quota'd RegionServer's saturated throughput (the
 # scale bench's one-RegionServer median; larger clusters serve less per node: 2.3-3.3x at 4,
 # docs/local-hbase.md, "Capacity that scales"). The low phases keep 2 RegionServers under half
@@ -270,7 +273,7 @@ def write_report(out: Path, a: argparse.Namespace, plan: list[dict[str, Any]], c
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--policies", default=",".join(POLICIES), help=f"comma-separated, from {', '.join(POLICIES)}")
+    ap.add_argument("--policies", default=",".join(p for p in POLICIES if p != "static"), help=f"comma-separated, from {', '.join(POLICIES)}")
     ap.add_argument("--static-sizes", default="2,3,4,5,6", help="static clusters to run ('' for none)")
     ap.add_argument("--repetitions", type=int, default=3)
     ap.add_argument("--first-repetition", type=int, default=1)
