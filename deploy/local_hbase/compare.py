@@ -55,8 +55,9 @@ from deploy.localproc.state import held  # noqa: E402
 POLICIES = ("met", "met-paper", "tiramola", "target-tracking", "static")
 # low -> peak -> low, in multiples of one quota'd RegionServer's saturated throughput (the
 # scale bench's one-RegionServer median; larger clusters serve less per node: 2.3-3.3x at 4,
-# docs/local-hbase.md, "Capacity that scales"). The low phases keep 2 RegionServers under half
-# busy, the middle ones 3 at ~60 %, the peak needs 5 (4 run at ~90 %, 5 at ~75 %)
+# docs/local-hbase.md, "Capacity that scales"). By that rate the low phases keep 2
+# RegionServers ~35 % busy, but at that light load a RegionServer spends more CPU per operation
+# than saturated: 0.12-0.13 of its 0.15 core at 0.7 on 2 (docs/evaluation.md). The peak needs 5.
 DEFAULT_PHASES = "4x0.7,3x1.5,6x2.6,3x1.5,4x0.7"
 # The daemon samples every --sample-interval-s (default: the daemon's own default, 30 s) and
 # each policy decides at its own pace (loop.decision_interval_samples null: MET's marks,

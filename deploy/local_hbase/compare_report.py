@@ -43,7 +43,7 @@ def windows(err_text: str, start_s: float, warm_up: int = 1, phase: str | None =
     out: list[dict[str, Any]] = []
     prev_ops = 0
     last_s = None
-    for n, line in enumerate(err_text.splitlines()):
+    for line in err_text.splitlines():
         m = _LINE.search(line)
         if not m:
             continue
@@ -65,17 +65,22 @@ def windows(err_text: str, start_s: float, warm_up: int = 1, phase: str | None =
             elif intended:
                 p99s.append(int(p99) / 1000)
         if fragment and out:
-            w = out[-1]
-            w["ops"] += ops
-            w["failed"] += failed
-            for op, k in failed_by.items():
-                w["failed_by"][op] = w["failed_by"].get(op, 0) + k
+            _join(out[-1], {"ops": ops, "failed": failed, "failed_by": failed_by})
             continue
         out.append({"t": round(start_s + elapsed, 1), "phase": phase, "ops": ops, "failed": failed,
                     "failed_by": failed_by, "p99_ms": max(p99s) if p99s else None})
     for w in out[:warm_up]:
         w["warm_up"] = True
     return out
+
+
+def _join(window: dict[str, Any], exit_line: dict[str, Any]) -> None:
+    """YCSB's exit line into the interval before it: its operations and failures count there;
+    the interval's p99 stands."""
+    window["ops"] += exit_line["ops"]
+    window["failed"] += exit_line["failed"]
+    for op, k in exit_line["failed_by"].items():
+        window["failed_by"][op] = window["failed_by"].get(op, 0) + k
 
 
 def scored(ws: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -135,11 +140,7 @@ def upgraded(tenant_windows: dict[str, list[dict[str, Any]]]) -> dict[str, list[
         for w in ws:
             w = {**w, "failed_by": dict(w["failed_by"])}
             if new and new[-1]["phase"] == w["phase"] and new[-1]["t"] == w["t"]:
-                last = new[-1]
-                last["ops"] += w["ops"]
-                last["failed"] += w["failed"]
-                for op, k in w["failed_by"].items():
-                    last["failed_by"][op] = last["failed_by"].get(op, 0) + k
+                _join(new[-1], w)
                 continue
             if not new or new[-1]["phase"] != w["phase"]:
                 w["warm_up"] = True
