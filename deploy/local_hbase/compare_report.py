@@ -52,7 +52,8 @@ def windows(err_text: str, start_s: float, warm_up: int = 1, phase: str | None =
         if elapsed <= 0:
             continue
         fragment = last_s is not None and elapsed - last_s < (interval_s / 2 if interval_s else 1.0)
-        last_s = elapsed if not fragment else last_s
+        if not fragment:
+            last_s = elapsed
         p99s, failed, failed_by = [], 0, {}
         for intended, op, count, _mx, p99 in _OP.findall(line):
             status = op.rpartition("-")[2] if op.rpartition("-")[2] in _NOT_OK else "OK"
@@ -88,6 +89,12 @@ def scored(ws: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [w for w in ws if not w.get("warm_up")]
 
 
+def _answered(w: dict[str, Any]) -> bool:
+    """Operations completed and none failed: a window that may meet an objective (one with a
+    failure or no completed operation misses at any)."""
+    return w["ops"] > 0 and w["failed"] == 0 and w["p99_ms"] is not None
+
+
 def slo_figures(tenant_windows: dict[str, list[dict[str, Any]]], slo_p99_ms: float) -> dict[str, Any]:
     """Per tenant: windows scored (a client's warm-up is not) and within the SLO (p99 <=
     slo_p99_ms and no failed operation; a window with demand but no completed operation
@@ -96,8 +103,7 @@ def slo_figures(tenant_windows: dict[str, list[dict[str, Any]]], slo_p99_ms: flo
     per = {}
     for tenant, every in tenant_windows.items():
         ws = scored(every)
-        good = [w for w in ws if w["ops"] > 0 and w["failed"] == 0 and w["p99_ms"] is not None
-                and w["p99_ms"] <= slo_p99_ms]
+        good = [w for w in ws if _answered(w) and w["p99_ms"] <= slo_p99_ms]
         p99 = [w["p99_ms"] for w in ws if w["p99_ms"] is not None]
         per[tenant] = {"windows": len(ws), "within_slo": len(good),
                        "attainment": round(len(good) / len(ws), 4) if ws else None,
@@ -117,9 +123,7 @@ def promisable_p99_ms(tenant_windows: dict[str, list[dict[str, Any]]], slo_targe
         ws = scored(every)
         if not ws:
             continue
-        # a window with a failure or no completed operation misses at any objective
-        p99 = sorted(w["p99_ms"] if w["ops"] > 0 and w["failed"] == 0 and w["p99_ms"] is not None
-                     else math.inf for w in ws)
+        p99 = sorted(w["p99_ms"] if _answered(w) else math.inf for w in ws)
         need = p99[math.ceil(slo_target * len(p99) - 1e-9) - 1]
         if math.isinf(need):
             return None
