@@ -41,7 +41,11 @@ Process CPU (`hbase_process_cpu`): a third query, `java.lang:type=OperatingSyste
 `ProcessCpuLoad` (the JVM's CPU use over the last interval as a fraction of all the machine's
 cores, 0..1; negative or NaN while unknown = missing), reported as a process-scoped HostSample
 named by the server id: when several RegionServers share a host, the collector gives each its
-own CPU instead of the machine's (io_wait and memory stay the machine's).
+own CPU instead of the machine's (io_wait and memory stay the machine's). It is asked alone
+(`?get=bean::attribute`; HBase answers HTTP 400 for a bean or attribute it lacks: no CPU for
+that server, its regions still count): the whole bean has every figure of the JVM's machine and
+control group computed for it, which cost a 0.15-core RegionServer ~10 ms of CPU per question
+(docs/evaluation.md, "What a sample costs a RegionServer").
 
 The node id is `host,port` from `tag.serverName` (the start code dropped, so a restarted server
 keeps its id); if absent, `tag.Hostname` with `hbase_rpc_port`. A server whose answer names
@@ -278,12 +282,16 @@ class HBaseJmxSource:
             return self.urls
         return tuple(dict.fromkeys((*self.urls, *found)))
 
-    def _get(self, url: str, query: str, deadline: float) -> dict[str, Any]:
+    def _get(self, url: str, query: str, deadline: float, attribute: str | None = None
+             ) -> dict[str, Any]:
         """The `?qry=` answer as {"beans": [...]}, with only the attributes metctl reads (read as
-        they arrive: memory does not grow with the answer), complete by `deadline`."""
+        they arrive: memory does not grow with the answer), complete by `deadline`. With an
+        `attribute`, the servlet is asked for that one (`?get=bean::attribute`): the others are
+        not computed, which on a small RegionServer is most of what a question costs."""
         shown = shown_url(url)
         head = bytearray()
         reader = BeanReader(_KEEP[query])
+        asked = {"qry": query} if attribute is None else {"get": f"{query}::{attribute}"}
 
         def sink(chunk: bytes) -> None:
             if len(head) < 40:
@@ -294,7 +302,7 @@ class HBaseJmxSource:
                 raise _NotJson(str(err)) from None
 
         try:
-            status, _ = http_get(url, f"{urlsplit(url).path}/jmx?{urlencode({'qry': query})}",
+            status, _ = http_get(url, f"{urlsplit(url).path}/jmx?{urlencode(asked)}",
                                  where=f"hbase {shown}: /jmx",
                                  connect_timeout_s=self.settings.http.connect_timeout_s,
                                  read_timeout_s=self.settings.http.read_timeout_s,
@@ -303,6 +311,8 @@ class HBaseJmxSource:
                                  "whole poll", size_setting="monitor.http.max_mb",
                                  headers={"Accept": "application/json"}, deadline=deadline,
                                  sink=sink)
+            if status == 400 and attribute is not None:  # how HBase says "no such bean or attribute"
+                raise JmxError(f"hbase {shown}: /jmx has no {query} {attribute} (HTTP 400)")
             if status != 200:
                 raise JmxError(f"hbase {shown}: /jmx answered HTTP {status}")
             beans = reader.close()
@@ -323,7 +333,8 @@ class HBaseJmxSource:
         if self.settings.hbase_process_cpu == "off":
             return None, "process CPU off"
         try:
-            cpu = parse_process_cpu(_bean(self._get(url, OS_BEAN, deadline), OS_BEAN, url))
+            cpu = parse_process_cpu(_bean(self._get(url, OS_BEAN, deadline, "ProcessCpuLoad"),
+                                          OS_BEAN, url))
         except JmxError as err:
             return None, str(err)
         return cpu, "" if cpu is not None else \

@@ -9,8 +9,13 @@ figure would pin every server to the same number.
 - io_wait = the JVM process's block-I/O delay (field 42 of /proc/<pid>/stat, delayacct_blkio_ticks)
   per second between two samples, when its PID (`java.lang:type=Runtime` Name "pid@host") is
   visible here; else missing (metctl holds, it never guesses).
-The host name is the server id "host,port" (tag.serverName of the RegionServer Server bean);
-use `host_name_rule: identity`.
+The host name is the server id "host,port" (tag.serverName of the RegionServer Server bean,
+asked again only when the JVM's "pid@host" changes); use `host_name_rule: identity`.
+
+Each figure is asked alone (`?get=bean::attribute`), and the JVM's CPU only here when this source
+is on (monitor/live.py): on a 0.15-core RegionServer a whole bean cost 4–16 ms of CPU per question
+and the two sources asked eight a sample (docs/evaluation.md, "What a sample costs a
+RegionServer").
 
 A minimal source written for the chaos proof (issue 11); the on-ramp issue (13) builds the
 full one. Enabled by `monitor.hbase_jvm_system_metrics`.
@@ -33,8 +38,11 @@ SERVER_BEAN = "Hadoop:service=HBase,name=RegionServer,sub=Server"
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def _bean(session: requests.Session, url: str, name: str, timeout_s: float) -> dict[str, Any]:
-    r = session.get(f"{url}/jmx", params={"qry": name}, timeout=timeout_s)
+def _bean(session: requests.Session, url: str, name: str, attribute: str,
+          timeout_s: float) -> dict[str, Any]:
+    """The bean `name` with its one `attribute` (`?get=`: the servlet computes no other; a whole
+    Server or Runtime bean costs a small RegionServer milliseconds of CPU per question)."""
+    r = session.get(f"{url}/jmx", params={"get": f"{name}::{attribute}"}, timeout=timeout_s)
     r.raise_for_status()
     beans = r.json().get("beans", [])
     if not beans:
@@ -57,14 +65,26 @@ class JvmSystemSource:
         self.discover, self.timeout_s, self.clock = discover, timeout_s, clock
         self._session = requests.Session()
         self._last_io: dict[str, tuple[float, int]] = {}  # url -> (when, blkio ticks)
+        # url -> (the JVM's "pid@host", its server id): the same JVM is the same server, so the
+        # Server bean (the costliest question, its metrics snapshot) is asked once per process
+        self._server_of: dict[str, tuple[str, str]] = {}
+
+    def _server_id(self, url: str, jvm: str) -> str:
+        known = self._server_of.get(url)
+        if known is not None and known[0] == jvm:
+            return known[1]
+        server = _bean(self._session, url, SERVER_BEAN, "tag.serverName", self.timeout_s)
+        host = ",".join(str(server["tag.serverName"]).split(",")[:2])
+        self._server_of[url] = (jvm, host)
+        return host
 
     def _one(self, url: str) -> HostSample | str:
         try:
-            server = _bean(self._session, url, SERVER_BEAN, self.timeout_s)
-            host = ",".join(str(server["tag.serverName"]).split(",")[:2])
-            osb = _bean(self._session, url, OS_BEAN, self.timeout_s)
-            mem = _bean(self._session, url, MEMORY_BEAN, self.timeout_s)["HeapMemoryUsage"]
-            pid = int(str(_bean(self._session, url, RUNTIME_BEAN, self.timeout_s)["Name"]).split("@")[0])
+            jvm = str(_bean(self._session, url, RUNTIME_BEAN, "Name", self.timeout_s)["Name"])
+            pid = int(jvm.split("@")[0])
+            host = self._server_id(url, jvm)
+            osb = _bean(self._session, url, OS_BEAN, "ProcessCpuLoad", self.timeout_s)
+            mem = _bean(self._session, url, MEMORY_BEAN, "HeapMemoryUsage", self.timeout_s)["HeapMemoryUsage"]
         except (requests.RequestException, ValueError, KeyError, TypeError) as e:
             return f"{url}: {type(e).__name__}: {str(e)[:200]}"
         cpu = parse_process_cpu(osb)

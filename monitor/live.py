@@ -34,7 +34,11 @@ def live_sources(settings: MonitorSettings,
         # the driver's live servers' info URLs too: RegionServers metctl launches get polled
         discover = (lambda: [s.info_url for s in admin.servers() if getattr(s, "info_url", None)]) \
             if lists_servers else None
-        sources.append(HBaseJmxSource(settings, admin=metrics, discover=discover))
+        # ProcessCpuLoad is the JVM's CPU since anyone last asked: with the JVM's own system
+        # metrics on, they ask for it, and a second reader would get the milliseconds between
+        jmx_settings = settings.model_copy(update={"hbase_process_cpu": "off"}) \
+            if settings.hbase_jvm_system_metrics else settings
+        sources.append(HBaseJmxSource(jmx_settings, admin=metrics, discover=discover))
     if settings.hbase_jvm_system_metrics:
         from monitor.jvm_cpu import JvmSystemSource
 

@@ -4,6 +4,7 @@ import copy
 import json
 import logging
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -336,6 +337,16 @@ def test_an_unknown_process_cpu_is_missing_never_the_machines(jmx_server, load):
     assert any(_ids()[0] in m and "cpu" in m.lower() for m in snap.missing), snap.missing
 
 
+def test_a_server_without_process_cpu_says_so_and_its_regions_still_count(jmx_server):
+    # the monitor asks for ProcessCpuLoad alone; HBase answers HTTP 400 for an attribute it lacks
+    a = serve(jmx_server, "rs1")
+    a.answers[OS_BEAN] = {k: v for k, v in _os_bean(0.5).items() if k != "ProcessCpuLoad"}
+    sample = HBaseJmxSource(settings(a.url, hbase_process_cpu="always")).sample()
+    (h,) = sample.hosts
+    assert h.cpu is None and "ProcessCpuLoad" in h.reason and "HTTP 400" in h.reason
+    assert len(sample.partitions) > 0 and sample.errors == ()
+
+
 class _Fixed:
     """A host-level source with one fixed machine sample (what Ganglia would report)."""
 
@@ -353,15 +364,60 @@ class _Fixed:
     ({"ProcessCpuLoad": -1.0}, None), ({"ProcessCpuLoad": float("nan")}, None),
     ({"ProcessCpuLoad": "0.5"}, None), ({"ProcessCpuLoad": True}, None), ({}, None), (None, None),
 ])
-def test_process_cpu_load_is_parsed_once_for_both_sources(bean, cpu, monkeypatch):
+def test_process_cpu_load_is_parsed_once_for_both_sources(bean, cpu, jmx_server):
     from monitor import hbase_jmx, jvm_cpu
     assert hbase_jmx.parse_process_cpu(bean) == cpu
-    beans = {jvm_cpu.SERVER_BEAN: {"tag.serverName": "h,16020,1"}, jvm_cpu.OS_BEAN: bean or {},
-             jvm_cpu.MEMORY_BEAN: {"HeapMemoryUsage": {"used": 1, "max": 4}},
-             jvm_cpu.RUNTIME_BEAN: {"Name": "999999999@h"}}
-    monkeypatch.setattr(jvm_cpu, "_bean", lambda session, url, name, timeout_s: beans[name])
-    got = jvm_cpu.JvmSystemSource(["http://h:16030"], clock=lambda: 0.0)._one("http://h:16030")
+    s = jmx_server()
+    s.answers = {jvm_cpu.SERVER_BEAN: {"name": jvm_cpu.SERVER_BEAN, "tag.serverName": "h,16020,1"},
+                 jvm_cpu.OS_BEAN: {"name": jvm_cpu.OS_BEAN, **(bean or {"SystemCpuLoad": 0.5})},
+                 jvm_cpu.MEMORY_BEAN: {"name": jvm_cpu.MEMORY_BEAN, "HeapMemoryUsage": {"used": 1, "max": 4}},
+                 jvm_cpu.RUNTIME_BEAN: {"name": jvm_cpu.RUNTIME_BEAN, "Name": "999999999@h"}}
+    sample = jvm_cpu.JvmSystemSource([s.url], clock=lambda: 0.0).sample()
+    if "ProcessCpuLoad" not in (bean or {}):  # HBase answers HTTP 400 for an attribute it lacks
+        assert sample.hosts == () and s.url in sample.errors[0]
+        return
+    (got,) = sample.hosts
     assert (got.host, got.cpu, got.memory) == ("h,16020", cpu, 0.25)
+
+
+def test_with_the_jvms_own_metrics_each_server_is_asked_its_process_cpu_once_a_sample(jmx_server):
+    # ProcessCpuLoad is the JVM's CPU since anyone last asked: a second question in the same
+    # sample would read the milliseconds since the first
+    from monitor.live import live_sources
+
+    a = serve(jmx_server, "rs1")
+    a.answers[OS_BEAN] = _os_bean(0.4)
+    a.answers["java.lang:type=Memory"] = {"name": "java.lang:type=Memory",
+                                          "HeapMemoryUsage": {"used": 1, "max": 4}}
+    a.answers["java.lang:type=Runtime"] = {"name": "java.lang:type=Runtime", "Name": f"{os.getpid()}@h"}
+    asked: list[str] = []
+    a.hook = lambda: asked.append(a.last_request[0])
+    cfg = settings(a.url, hbase_jvm_system_metrics=True, hbase_process_cpu="always",
+                   host_name_rule="identity")
+    c = Collector(live_sources(cfg), cfg)
+    for t in (0.0, 30.0):
+        c.poll(t)
+    assert sum("ProcessCpuLoad" in q or "OperatingSystem" in q for q in asked) == 2, asked
+    (node,) = c.snapshot(30.0).nodes
+    assert node.id == _ids()[0] and node.metrics.cpu == 0.4
+
+
+def test_the_jvm_source_reads_a_servers_id_again_only_when_its_process_changes(jmx_server):
+    from monitor import jvm_cpu
+    s = jmx_server()
+    s.answers = {jvm_cpu.SERVER_BEAN: {"name": jvm_cpu.SERVER_BEAN, "tag.serverName": "h,16020,1"},
+                 jvm_cpu.OS_BEAN: {"name": jvm_cpu.OS_BEAN, "ProcessCpuLoad": 0.1},
+                 jvm_cpu.MEMORY_BEAN: {"name": jvm_cpu.MEMORY_BEAN, "HeapMemoryUsage": {"used": 1, "max": 4}},
+                 jvm_cpu.RUNTIME_BEAN: {"name": jvm_cpu.RUNTIME_BEAN, "Name": f"{os.getpid()}@h"}}
+    asked: list[str] = []
+    s.hook = lambda: asked.append(s.last_request[0])
+    source = jvm_cpu.JvmSystemSource([s.url], clock=lambda: 0.0)
+    assert [h.host for _ in range(3) for h in source.sample().hosts] == ["h,16020"] * 3
+    assert sum("sub%3DServer" in q for q in asked) == 1
+    # the RegionServer restarted on another RPC port behind the same info port: a new JVM
+    s.answers[jvm_cpu.SERVER_BEAN]["tag.serverName"] = "h,16021,2"
+    s.answers[jvm_cpu.RUNTIME_BEAN]["Name"] = f"{os.getppid()}@h"
+    assert [h.host for h in source.sample().hosts] == ["h,16021"]
 
 
 @pytest.mark.parametrize("mean, expected", [(37, 37.0), (0, 0.0), (math.nan, None), (-1, None), (None, None)])
