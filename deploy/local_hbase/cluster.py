@@ -162,6 +162,10 @@ def get_jmx(url: str, bean: str, timeout_s: float = 2.0) -> dict[str, Any] | Non
     return beans[0] if beans else None
 
 
+# metctl places regions: HBase's balancer runs once an hour (its default is 5 minutes)
+BALANCER_PERIOD_MS = 3_600_000
+
+
 @dataclass
 class Proc:
     name: str  # zk | master | rs1, rs2, …
@@ -274,7 +278,7 @@ class LocalHBase(LocalCluster):
             "hbase.master.info.bindAddress": "127.0.0.1",
             "hbase.regionserver.info.bindAddress": "127.0.0.1",
             # metctl places regions: HBase's balancer must not undo it between decisions.
-            "hbase.balancer.period": 3_600_000,
+            "hbase.balancer.period": BALANCER_PERIOD_MS,
             "hbase.master.wait.on.regionservers.mintostart": 1,
             "hbase.regionserver.handler.count": 10,
         }

@@ -49,6 +49,7 @@ from deploy.local_hbase import compare_report as rep_mod  # noqa: E402
 from deploy.local_hbase import ycsb  # noqa: E402
 from deploy.localproc.cgroups import add_quota_arguments, quota_options  # noqa: E402
 from deploy.localproc.state import held  # noqa: E402
+from decision.policies import POLICIES as REGISTRY  # noqa: E402
 
 # `static`: the daemon watching at --start-nodes and never acting (configs/static.yaml), beside
 # static-N, which runs no daemon: what watching alone costs the tenants
@@ -65,6 +66,19 @@ DEFAULT_PHASES = "4x0.7,3x1.5,6x2.6,3x1.5,4x0.7"
 # the monitor's four /jmx queries per RegionServer took 17.6 ms/s of a 0.15-core slice (12 %,
 # the servlet's threads, measured per thread) and watching alone, with no action, cut the
 # windows within a 100-ms p99 from 0.48 to 0.13 at 2 RegionServers (docs/evaluation.md).
+
+
+# The local cluster sets HBase's balancer period to an hour (metctl places regions). A policy
+# that adds nodes and leaves their data to HBase's balancer (tiramola, target-tracking: not
+# `places_partitions` in decision/policies.py) runs with HBase's default period instead, as the
+# simulator's `balancer_period_s`: at an hour, its new RegionServers served nothing in a 20-min
+# run (tiramola's first run here: 4 launches, 0 regions moved).
+HBASE_BALANCER_PERIOD_MS = 300_000
+
+
+def balanced_by_hbase(config: str) -> bool:
+    """Whether this configuration's new nodes get their regions from HBase's own balancer."""
+    return config in REGISTRY and config != "static" and not REGISTRY[config].places_partitions
 
 
 def log(msg: str) -> None:
@@ -129,6 +143,13 @@ def policy_sections(policy: str, a: argparse.Namespace) -> tuple[dict[str, Any],
 
 # ----------------------------------------------------------------------------------------- run
 
+def cluster_for(config: str, work: Path, a: argparse.Namespace) -> cluster_mod.LocalHBase:
+    """The fresh quota'd cluster a configuration runs on (not started)."""
+    balancer = {"hbase.balancer.period": HBASE_BALANCER_PERIOD_MS} if balanced_by_hbase(config) else {}
+    return cluster_mod.LocalHBase(work / "hbase", rs_heap_mb=a.rs_heap_mb, session_timeout_ms=40_000,
+                                  extra_site=balancer, **quota_options(a))
+
+
 def run_one(config: str, rep: int, plan: list[dict[str, Any]], a: argparse.Namespace) -> dict[str, Any]:
     """One configuration on a fresh quota'd cluster with the same tables and rows."""
     work = Path(a.out).resolve() / f"{config}-rep{rep}"
@@ -137,9 +158,10 @@ def run_one(config: str, rep: int, plan: list[dict[str, Any]], a: argparse.Names
     work.mkdir(parents=True)
     static = config.startswith("static-")
     size = int(config.split("-")[1]) if static else a.start_nodes
-    cluster = cluster_mod.LocalHBase(work / "hbase", rs_heap_mb=a.rs_heap_mb, session_timeout_ms=40_000,
-                                     **quota_options(a))
+    cluster = cluster_for(config, work, a)
     rec: dict[str, Any] = {"config": config, "repetition": rep, "size": size if static else None,
+                           "hbase_balancer_period_ms": cluster.extra_site.get(
+                               "hbase.balancer.period", cluster_mod.BALANCER_PERIOD_MS),
                            "slices": {k: v.to_dict() for k, v in cluster.slices().items()}}
     gw = daemon = None
     running: list[tuple[dict[str, Any], Any, float]] = []

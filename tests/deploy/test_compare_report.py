@@ -5,7 +5,8 @@ smallest static size meeting it in the same repetition."""
 from __future__ import annotations
 
 from deploy.local_hbase import compare_report as rep
-from deploy.local_hbase.compare import phases
+from deploy.local_hbase import cluster as cluster_mod
+from deploy.local_hbase.compare import HBASE_BALANCER_PERIOD_MS, cluster_for, parse, phases
 
 # YCSB 0.17 with -s, status.interval=10, measurement.interval=both (a line every 10 s)
 LINES = """\
@@ -74,6 +75,19 @@ def test_phases_split_the_demand_over_tenants_with_threads_for_the_rate():
     assert [p["seconds"] for p in plan] == [120.0, 180.0]
     assert plan[1]["demand_ops_s"] == 1600 and [t["target"] for t in plan[1]["tenants"]] == [800, 800]
     assert plan[1]["tenants"][0]["threads"] == 8 + 80
+
+
+def test_policies_that_leave_placement_to_hbase_run_with_its_balancer_at_its_default_period(tmp_path):
+    # tiramola and target-tracking add nodes and let HBase's balancer give them regions: at the
+    # local cluster's hour, their new RegionServers would serve nothing in a 20-minute run
+    a = parse(["--no-quota"])
+    period = {c: cluster_for(c, tmp_path / c, a).extra_site.get("hbase.balancer.period",
+                                                                cluster_mod.BALANCER_PERIOD_MS)
+              for c in ("tiramola", "target-tracking", "met", "met-paper", "static", "static-3")}
+    assert period == {"tiramola": HBASE_BALANCER_PERIOD_MS, "target-tracking": HBASE_BALANCER_PERIOD_MS,
+                      "met": cluster_mod.BALANCER_PERIOD_MS, "met-paper": cluster_mod.BALANCER_PERIOD_MS,
+                      "static": cluster_mod.BALANCER_PERIOD_MS, "static-3": cluster_mod.BALANCER_PERIOD_MS}
+    assert HBASE_BALANCER_PERIOD_MS < cluster_mod.BALANCER_PERIOD_MS
 
 
 def _run(config, rep_no, nm, att, size=None):
