@@ -19,6 +19,18 @@ def settings(*urls, **kw):
     return MonitorSettings(hbase_jmx_urls=tuple(urls), **kw)
 
 
+def every_server_listed(src, expected):
+    """The first sample that lists every server in `expected`, waited for (bounded): a
+    RegionServer an earlier test restarted answers /jmx before it registers its Server and
+    Regions beans ("not a RegionServer?"), and HBase takes its metrics beans out of /jmx for a
+    moment after regions open or close (its JmxCacheBuster restarts the metrics system)."""
+    def listed():
+        sample = src.sample()
+        return sample if set(sample.servers) == expected else None
+
+    return poll(listed, 60, "every running RegionServer's beans in /jmx", 1.0)
+
+
 def _user_counters(sample):
     return {p.id: p for p in sample.partitions if p.table == "usertable"}
 
@@ -29,13 +41,7 @@ def test_real_regionservers_counters_rates_and_admin_locality(hbase_cluster, hba
     src = HBaseJmxSource(cfg, admin=hbase_driver)
     expected = {p.server_id for p in hbase_cluster.region_servers() if hbase_cluster.running(p.name)}
 
-    def every_server_listed():
-        # A RegionServer an earlier test restarted answers /jmx before it registers its
-        # Server and Regions beans ("not a RegionServer?"): wait for them, bounded.
-        sample = src.sample()
-        return sample if set(sample.servers) == expected else None
-
-    first = poll(every_server_listed, 60, "every running RegionServer's beans in /jmx", 1.0)
+    first = every_server_listed(src, expected)
     assert not [e for e in first.errors if "request failed" in e or "not JSON" in e], first.errors
     where = {loc.id: loc.server for loc in hbase_driver.partitions() if loc.table == "usertable"}
     seen = _user_counters(first)
@@ -69,10 +75,11 @@ def test_real_regionservers_report_their_own_process_cpu(hbase_cluster, hbase_ta
     server, a 0..1 fraction, and it rises on the server doing the work."""
     live = [p for p in hbase_cluster.region_servers() if hbase_cluster.running(p.name)]
     src = HBaseJmxSource(settings(*[p.info_url for p in live]))
-    sample = src.sample()
+    expected = {p.server_id for p in live}
+    sample = every_server_listed(src, expected)
     assert len(live) >= 2
     got = {h.host: h for h in sample.hosts}
-    assert set(got) == set(sample.servers) == {p.server_id for p in live}
+    assert set(got) == set(sample.servers) == expected
     assert all(h.scope == "process" for h in got.values())
     # ProcessCpuLoad is the load since the JVM's previous reading: the first may be unknown
     # (None, reported with why); a later one is a number in 0..1.
@@ -81,7 +88,7 @@ def test_real_regionservers_report_their_own_process_cpu(hbase_cluster, hbase_ta
         for i in range(200):
             hbase_table.get(f"user{(i * 10) % 10000:04d}")
         cpus = [h.cpu for h in src.sample().hosts]
-        if all(c is not None for c in cpus):
+        if len(cpus) == len(expected) and all(c is not None for c in cpus):
             break
         assert time.monotonic() < deadline, "ProcessCpuLoad never became a number"
         time.sleep(1.0)
