@@ -235,6 +235,11 @@ class LocalHBase(LocalCluster):
     def master_url(self) -> str:
         return self.proc("master").info_url
 
+    @property
+    def balancer_period_ms(self) -> int:
+        """HBase's balancer period this cluster's master runs with (an extra site setting wins)."""
+        return int(self.extra_site.get("hbase.balancer.period", BALANCER_PERIOD_MS))
+
     def region_servers(self) -> list[Proc]:
         """Every RegionServer ever defined here (running or not), in name order."""
         rs = [p for p in self.procs().values() if p.kind == "rs"]

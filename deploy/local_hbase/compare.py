@@ -160,8 +160,7 @@ def run_one(config: str, rep: int, plan: list[dict[str, Any]], a: argparse.Names
     size = int(config.split("-")[1]) if static else a.start_nodes
     cluster = cluster_for(config, work, a)
     rec: dict[str, Any] = {"config": config, "repetition": rep, "size": size if static else None,
-                           "hbase_balancer_period_ms": cluster.extra_site.get(
-                               "hbase.balancer.period", cluster_mod.BALANCER_PERIOD_MS),
+                           "hbase_balancer_period_ms": cluster.balancer_period_ms,
                            "slices": {k: v.to_dict() for k, v in cluster.slices().items()}}
     gw = daemon = None
     running: list[tuple[dict[str, Any], Any, float]] = []

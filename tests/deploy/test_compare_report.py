@@ -81,8 +81,7 @@ def test_policies_that_leave_placement_to_hbase_run_with_its_balancer_at_its_def
     # tiramola and target-tracking add nodes and let HBase's balancer give them regions: at the
     # local cluster's hour, their new RegionServers would serve nothing in a 20-minute run
     a = parse(["--no-quota"])
-    period = {c: cluster_for(c, tmp_path / c, a).extra_site.get("hbase.balancer.period",
-                                                                cluster_mod.BALANCER_PERIOD_MS)
+    period = {c: cluster_for(c, tmp_path / c, a).balancer_period_ms
               for c in ("tiramola", "target-tracking", "met", "met-paper", "static", "static-3")}
     assert period == {"tiramola": HBASE_BALANCER_PERIOD_MS, "target-tracking": HBASE_BALANCER_PERIOD_MS,
                       "met": cluster_mod.BALANCER_PERIOD_MS, "met-paper": cluster_mod.BALANCER_PERIOD_MS,
