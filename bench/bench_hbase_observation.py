@@ -17,10 +17,12 @@ Parts timed, each `--rounds` times, through one py4j gateway like metctl's:
 The parts are timed round-robin (one call of each per round) so a change in the machine's load
 weighs on all of them alike.
 
-Runs against a running local cluster (deploy/local_hbase/cluster.py --workdir W start, or the one
-of a chaos run: OUT/hbase):
+Against a running local cluster (deploy/local_hbase/cluster.py --workdir W start, or the one of
+a chaos run: OUT/hbase), or, without --workdir (as `make bench` runs it), a cluster of its own:
+2 RegionServers and two tables of 12 regions each (out/bench-hbase-observation/; ~2 minutes,
+most of it the cluster starting), stopped at the end:
 
-    .venv/bin/python bench/bench_hbase_observation.py --workdir out/chaos-hbase/hbase [--rounds 40]
+    .venv/bin/python bench/bench_hbase_observation.py [--workdir out/chaos-hbase/hbase] [--rounds 40]
 
 Prints median and p95 per part in ms, and the machine's load average.
 """
@@ -76,19 +78,12 @@ def per_table_listing(driver: Any, conn: Any) -> dict[str, tuple[str, str | None
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workdir", required=True, help="the local cluster's workdir (its cluster.json)")
-    ap.add_argument("--rounds", type=int, default=40)
-    args = ap.parse_args(argv)
+def observe(workdir: Path, rounds: int) -> dict[str, Any]:
+    """Every part's timings on the running cluster of `workdir`."""
     from actuator.hbase import HBaseDriver
     from actuator.hbase_gateway import HBaseGateway, default_client_jars_dir
 
-    cluster = _cluster_module().LocalHBase(args.workdir)
-    if not (Path(args.workdir) / "cluster.json").exists():
-        print(f"bench_hbase_observation: no cluster.json in {args.workdir}: start a cluster first",
-              file=sys.stderr)
-        return 2
+    cluster = _cluster_module().LocalHBase(workdir)
     with HBaseGateway(default_client_jars_dir(), cluster.client_settings()) as gw:
         driver = HBaseDriver(gw, host_format="{host}:{port}")
         admin, conn = gw.admin, gw.connection
@@ -111,11 +106,44 @@ def main(argv: list[str] | None = None) -> int:
         if per_table_listing(driver, conn) != driver.region_locations():
             print("bench_hbase_observation: the two listings differ (a region moved meanwhile?)",
                   file=sys.stderr)
-        out: dict[str, Any] = timed(parts, args.rounds)
+        out: dict[str, Any] = timed(parts, rounds)
         out["regions"] = len(driver.partitions())
         out["user_tables"] = len(tables)
         out["load_avg_1_5_15"] = os.getloadavg()
         driver.close()
+    return out
+
+
+def observe_own_cluster(workdir: Path, rounds: int) -> dict[str, Any]:
+    """observe() on a cluster started for it (2 RegionServers, tables of 12 regions), stopped
+    whatever happens."""
+    from actuator.hbase_gateway import HBaseGateway, default_client_jars_dir
+    from deploy.local_hbase import ycsb
+
+    cluster = _cluster_module().LocalHBase(workdir, rs_heap_mb=384, session_timeout_ms=40_000)
+    try:
+        cluster.start(rs=2, timeout_s=600)
+        with HBaseGateway(default_client_jars_dir(), cluster.client_settings()) as gw:
+            ycsb.create_tables(gw, 12_000, ["A", "C"], regions={"A": 12, "C": 12})
+        return observe(workdir, rounds)
+    finally:
+        cluster.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workdir", help="a running local cluster's workdir (its cluster.json); "
+                    "without it the bench starts and stops a cluster of its own")
+    ap.add_argument("--rounds", type=int, default=40)
+    args = ap.parse_args(argv)
+    if args.workdir is None:
+        out = observe_own_cluster(ROOT / "out" / "bench-hbase-observation", args.rounds)
+    elif not (Path(args.workdir) / "cluster.json").exists():
+        print(f"bench_hbase_observation: no cluster.json in {args.workdir}: start a cluster first",
+              file=sys.stderr)
+        return 2
+    else:
+        out = observe(Path(args.workdir), args.rounds)
     print(json.dumps(out, indent=1))
     return 0
 
