@@ -125,7 +125,9 @@ def predict_compare(compare: dict[str, Any], sim: dict[str, Any]) -> list[dict[s
                 wls.append(workload(f"{t['workload']}-{p['name']}", t["workload"], threads=t["threads"],
                                     target=t["target"], records=compare["records"], regions=compare["regions"],
                                     start_s=p["start_s"], stop_s=p["start_s"] + p["seconds"]))
-        start = r["size"] if static else r.get("policy_section", {}).get("min_nodes", 2)
+        # runs recorded before start_nodes was: the policy started at its min_nodes (both 2)
+        start = r.get("start_nodes") or (r["size"] if static else
+                                         r.get("policy_section", {}).get("min_nodes", 2))
         sc = Scenario.model_validate({"name": f"compare-{r['config']}", "duration_s": duration,
                                       "initial_nodes": start, "initial_placement": "balanced", "workloads": wls})
         policy = "static" if static else None

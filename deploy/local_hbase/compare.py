@@ -160,6 +160,7 @@ def run_one(config: str, rep: int, plan: list[dict[str, Any]], a: argparse.Names
     size = int(config.split("-")[1]) if static else a.start_nodes
     cluster = cluster_for(config, work, a)
     rec: dict[str, Any] = {"config": config, "repetition": rep, "size": size if static else None,
+                           "start_nodes": size,
                            "hbase_balancer_period_ms": cluster.balancer_period_ms,
                            "slices": {k: v.to_dict() for k, v in cluster.slices().items()}}
     gw = daemon = None
