@@ -70,7 +70,7 @@ from common.redact import redact
 from monitor.http_fetch import FetchError, shown_url
 from monitor.http_fetch import get as http_get
 from monitor.jmx_stream import BeanReader
-from monitor.settings import MonitorSettings
+from monitor.settings import HttpSettings, MonitorSettings
 from monitor.source import HostSample, PartitionSample, Sample
 
 log = logging.getLogger(__name__)
@@ -244,6 +244,52 @@ def process_cpu_samples(cpu: dict[str, float | None], reasons: dict[str, str],
             if mode == "always" or hosts[server.split(",", 1)[0].lower()] > 1]
 
 
+def ask(url: str, query: str, deadline: float, http: HttpSettings,
+        attribute: str | None = None, keep: bytes | None = None) -> dict[str, Any]:
+    """The `?qry=` answer of one RegionServer's /jmx as {"beans": [...]}, with only the
+    attributes metctl reads (`keep`, a regex of their names; default: _KEEP's for the bean),
+    read as they arrive (memory does not grow with the answer), at most `http.max_mb`, complete
+    by `deadline` (time.monotonic()). With an `attribute`, the servlet is asked for that one
+    (`?get=bean::attribute`): the others are not computed, which on a small RegionServer is
+    most of what a question costs. Raises JmxError naming the URL and why. Both /jmx sources
+    ask through here (this module's and monitor/jvm_cpu.py's)."""
+    shown = shown_url(url)
+    head = bytearray()
+    reader = BeanReader(keep if keep is not None else _KEEP[query])
+    asked = {"qry": query} if attribute is None else {"get": f"{query}::{attribute}"}
+
+    def sink(chunk: bytes) -> None:
+        if len(head) < 40:
+            head.extend(chunk[:40 - len(head)])
+        try:
+            reader.feed(chunk)
+        except ValueError as err:
+            raise _NotJson(str(err)) from None
+
+    try:
+        status, _ = http_get(url, f"{urlsplit(url).path}/jmx?{urlencode(asked)}",
+                             where=f"hbase {shown}: /jmx",
+                             connect_timeout_s=http.connect_timeout_s,
+                             read_timeout_s=http.read_timeout_s,
+                             max_bytes=int(http.max_mb * 2**20),
+                             timeout_setting="monitor.http.read_timeout_s: a server's "
+                             "whole poll", size_setting="monitor.http.max_mb",
+                             headers={"Accept": "application/json"}, deadline=deadline,
+                             sink=sink)
+        if status == 400 and attribute is not None:  # how HBase says "no such bean or attribute"
+            raise JmxError(f"hbase {shown}: /jmx has no {query} {attribute} (HTTP 400)")
+        if status != 200:
+            raise JmxError(f"hbase {shown}: /jmx answered HTTP {status}")
+        beans = reader.close()
+    except FetchError as err:
+        raise JmxError(str(err)) from err
+    except (_NotJson, ValueError) as err:
+        said = head.decode("utf-8", errors="replace").strip()
+        raise JmxError(f"hbase {shown}: /jmx answer is not JSON ({err}; starts with "
+                       f"{said!r})") from err
+    return {"beans": beans} if reader.saw_beans else {}
+
+
 def _bean(doc: Any, name: str, url: str) -> dict[str, Any] | None:
     if not isinstance(doc, dict) or not isinstance(doc.get("beans"), list):
         raise JmxError(f"hbase {shown_url(url)}: /jmx answer has no 'beans' list")
@@ -284,45 +330,7 @@ class HBaseJmxSource:
 
     def _get(self, url: str, query: str, deadline: float, attribute: str | None = None
              ) -> dict[str, Any]:
-        """The `?qry=` answer as {"beans": [...]}, with only the attributes metctl reads (read as
-        they arrive: memory does not grow with the answer), complete by `deadline`. With an
-        `attribute`, the servlet is asked for that one (`?get=bean::attribute`): the others are
-        not computed, which on a small RegionServer is most of what a question costs."""
-        shown = shown_url(url)
-        head = bytearray()
-        reader = BeanReader(_KEEP[query])
-        asked = {"qry": query} if attribute is None else {"get": f"{query}::{attribute}"}
-
-        def sink(chunk: bytes) -> None:
-            if len(head) < 40:
-                head.extend(chunk[:40 - len(head)])
-            try:
-                reader.feed(chunk)
-            except ValueError as err:
-                raise _NotJson(str(err)) from None
-
-        try:
-            status, _ = http_get(url, f"{urlsplit(url).path}/jmx?{urlencode(asked)}",
-                                 where=f"hbase {shown}: /jmx",
-                                 connect_timeout_s=self.settings.http.connect_timeout_s,
-                                 read_timeout_s=self.settings.http.read_timeout_s,
-                                 max_bytes=int(self.settings.http.max_mb * 2**20),
-                                 timeout_setting="monitor.http.read_timeout_s: a server's "
-                                 "whole poll", size_setting="monitor.http.max_mb",
-                                 headers={"Accept": "application/json"}, deadline=deadline,
-                                 sink=sink)
-            if status == 400 and attribute is not None:  # how HBase says "no such bean or attribute"
-                raise JmxError(f"hbase {shown}: /jmx has no {query} {attribute} (HTTP 400)")
-            if status != 200:
-                raise JmxError(f"hbase {shown}: /jmx answered HTTP {status}")
-            beans = reader.close()
-        except FetchError as err:
-            raise JmxError(str(err)) from err
-        except (_NotJson, ValueError) as err:
-            said = head.decode("utf-8", errors="replace").strip()
-            raise JmxError(f"hbase {shown}: /jmx answer is not JSON ({err}; starts with "
-                           f"{said!r})") from err
-        return {"beans": beans} if reader.saw_beans else {}
+        return ask(url, query, deadline, self.settings.http, attribute)
 
     def poll_server(self, url: str) -> tuple[str, list[PartitionSample]]:
         server, parts, _cpu, _ipc = self._poll_server(url)

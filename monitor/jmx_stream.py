@@ -60,7 +60,7 @@ class BeanReader:
     def feed(self, data: bytes) -> None:
         if len(self._head) < _HEAD:
             self._head += data[:_HEAD - len(self._head)]
-            if not self._head.lstrip()[:1] in (b"", b"{"):
+            if self._head.lstrip()[:1] not in (b"", b"{"):
                 raise ValueError("an answer that opens with '{'")
         self._end = (self._end + data)[-16:]
         buf = self._buf + data

@@ -17,19 +17,22 @@ is on (monitor/live.py): on a 0.15-core RegionServer a whole bean cost 4–16 ms
 and the two sources asked eight a sample (docs/evaluation.md, "What a sample costs a
 RegionServer").
 
-A minimal source written for the chaos proof (issue 11); the on-ramp issue (13) builds the
-full one. Enabled by `monitor.hbase_jvm_system_metrics`.
+Every question goes through monitor/hbase_jmx.py's `ask`, as the per-region source's do: one
+deadline for a server's whole poll (`monitor.http.read_timeout_s`), at most `monitor.http.max_mb`
+of an answer read, as it arrives (docs/input-limits.md). Enabled by
+`monitor.hbase_jvm_system_metrics`.
 """
 from __future__ import annotations
 
 import os
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Sequence
 
-import requests
-
-from monitor.hbase_jmx import OS_BEAN, parse_process_cpu
+from monitor.hbase_jmx import OS_BEAN, JmxError, ask, parse_process_cpu
+from monitor.http_fetch import shown_url
+from monitor.settings import HttpSettings
 from monitor.source import HostSample, Sample
 
 MEMORY_BEAN = "java.lang:type=Memory"
@@ -38,15 +41,18 @@ SERVER_BEAN = "Hadoop:service=HBase,name=RegionServer,sub=Server"
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def _bean(session: requests.Session, url: str, name: str, attribute: str,
-          timeout_s: float) -> dict[str, Any]:
+def _bean(url: str, name: str, attribute: str, deadline: float, http: HttpSettings
+          ) -> dict[str, Any]:
     """The bean `name` with its one `attribute` (`?get=`: the servlet computes no other; a whole
-    Server or Runtime bean costs a small RegionServer milliseconds of CPU per question)."""
-    r = session.get(f"{url}/jmx", params={"get": f"{name}::{attribute}"}, timeout=timeout_s)
-    r.raise_for_status()
-    beans = r.json().get("beans", [])
+    Server or Runtime bean costs a small RegionServer milliseconds of CPU per question), through
+    monitor/hbase_jmx.py's `ask`: the answer read as it arrives, at most monitor.http.max_mb.
+    A composite attribute (HeapMemoryUsage) comes back as its scalar fields on the bean (`used`,
+    `max`): the answer holds only that attribute, so its field names are its own."""
+    keep = rb"used|max" if attribute == "HeapMemoryUsage" else re.escape(attribute).encode()
+    doc = ask(url, name, deadline, http, attribute, keep=keep)
+    beans = doc.get("beans") or []
     if not beans:
-        raise ValueError(f"no bean {name}")
+        raise JmxError(f"hbase {shown_url(url)}: /jmx has no bean {name}")
     return beans[0]
 
 
@@ -60,33 +66,45 @@ def _blkio_ticks(pid: int) -> int | None:
 
 class JvmSystemSource:
     def __init__(self, urls: Sequence[str], discover: Callable[[], Sequence[str]] | None = None,
-                 timeout_s: float = 3.0, clock: Callable[[], float] = time.time):
+                 timeout_s: float | None = None, clock: Callable[[], float] = time.time,
+                 http: HttpSettings | None = None):
+        """`http`: the monitor's limits (monitor.http); `timeout_s`, when given, replaces its
+        read_timeout_s: the seconds for one server's whole poll, its questions together."""
         self.urls = tuple(u.rstrip("/") for u in urls)
-        self.discover, self.timeout_s, self.clock = discover, timeout_s, clock
-        self._session = requests.Session()
+        self.discover, self.clock = discover, clock
+        http = http or HttpSettings()
+        if timeout_s is not None:
+            http = http.model_copy(update={"read_timeout_s": timeout_s,
+                                           "connect_timeout_s": min(http.connect_timeout_s,
+                                                                    timeout_s)})
+        self.http = http
         self._last_io: dict[str, tuple[float, int]] = {}  # url -> (when, blkio ticks)
         # url -> (the JVM's "pid@host", its server id): the same JVM is the same server, so the
         # Server bean (the costliest question, its metrics snapshot) is asked once per process
         self._server_of: dict[str, tuple[str, str]] = {}
 
-    def _server_id(self, url: str, jvm: str) -> str:
+    def _server_id(self, url: str, jvm: str, deadline: float) -> str:
         known = self._server_of.get(url)
         if known is not None and known[0] == jvm:
             return known[1]
-        server = _bean(self._session, url, SERVER_BEAN, "tag.serverName", self.timeout_s)
+        server = _bean(url, SERVER_BEAN, "tag.serverName", deadline, self.http)
         host = ",".join(str(server["tag.serverName"]).split(",")[:2])
         self._server_of[url] = (jvm, host)
         return host
 
     def _one(self, url: str) -> HostSample | str:
+        # one deadline for the server's whole poll, as the per-region source has
+        deadline = time.monotonic() + self.http.read_timeout_s
         try:
-            jvm = str(_bean(self._session, url, RUNTIME_BEAN, "Name", self.timeout_s)["Name"])
+            jvm = str(_bean(url, RUNTIME_BEAN, "Name", deadline, self.http)["Name"])
             pid = int(jvm.split("@")[0])
-            host = self._server_id(url, jvm)
-            osb = _bean(self._session, url, OS_BEAN, "ProcessCpuLoad", self.timeout_s)
-            mem = _bean(self._session, url, MEMORY_BEAN, "HeapMemoryUsage", self.timeout_s)["HeapMemoryUsage"]
-        except (requests.RequestException, ValueError, KeyError, TypeError) as e:
-            return f"{url}: {type(e).__name__}: {str(e)[:200]}"
+            host = self._server_id(url, jvm, deadline)
+            osb = _bean(url, OS_BEAN, "ProcessCpuLoad", deadline, self.http)
+            mem = _bean(url, MEMORY_BEAN, "HeapMemoryUsage", deadline, self.http)
+        except JmxError as e:
+            return str(e)[:300]
+        except (ValueError, KeyError, TypeError) as e:
+            return f"hbase {shown_url(url)}: /jmx: {type(e).__name__}: {str(e)[:200]}"
         cpu = parse_process_cpu(osb)
         memory = float(mem["used"]) / float(mem["max"]) if float(mem.get("max", 0)) > 0 else None
         io_wait, reason = None, ""

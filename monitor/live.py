@@ -42,7 +42,8 @@ def live_sources(settings: MonitorSettings,
     if settings.hbase_jvm_system_metrics:
         from monitor.jvm_cpu import JvmSystemSource
 
-        sources.append(JvmSystemSource(settings.hbase_jmx_urls, discover=discover if settings.hbase_jmx_urls else None))
+        sources.append(JvmSystemSource(settings.hbase_jmx_urls, discover=discover if settings.hbase_jmx_urls else None,
+                                       http=settings.http))
     if lists_servers:
         sources.append(DataStoreSource(admin))
     return sources

@@ -1,5 +1,4 @@
 """Ganglia source: parsing real dumps, bad input, and (integration) real gmond/gmetad on loopback."""
-import math
 import re
 import time
 from pathlib import Path

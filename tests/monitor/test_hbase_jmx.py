@@ -420,6 +420,18 @@ def test_the_jvm_source_reads_a_servers_id_again_only_when_its_process_changes(j
     assert [h.host for h in source.sample().hosts] == ["h,16021"]
 
 
+def test_the_jvm_source_reads_no_more_than_the_monitors_limit(jmx_server):
+    # the JVM source asks through the per-region source's fetch: monitor.http.max_mb bounds
+    # what it reads of a server's answer (an endless or huge answer is refused, not buffered)
+    from monitor import jvm_cpu
+    s = jmx_server()
+    s.answers = {jvm_cpu.RUNTIME_BEAN: {"name": jvm_cpu.RUNTIME_BEAN,
+                                        "Name": f"{os.getpid()}@" + "h" * 4096}}
+    sample = jvm_cpu.JvmSystemSource([s.url], http=HttpSettings(max_mb=0.001),
+                                     clock=lambda: 0.0).sample()
+    assert sample.hosts == () and "monitor.http.max_mb" in sample.errors[0], sample.errors
+
+
 @pytest.mark.parametrize("mean, expected", [(37, 37.0), (0, 0.0), (math.nan, None), (-1, None), (None, None)])
 def test_call_time_of_the_ipc_bean_is_the_servers_latency(jmx_server, mean, expected):
     """TotalCallTime_mean of the recorded HBase 2.6.4 IPC bean (ms queued + processed) is the
