@@ -232,6 +232,9 @@ def write_config(cluster: Any, workdir: Path, args: argparse.Namespace,
                      "joining_timeout_s": 120, "restart_timeout_s": 150, "move_timeout_s": 60,
                      "drain_timeout_s": 150, "launch_backoff_s": 2, "datastore_backoff_s": 1},
         "telemetry": {"prometheus_enabled": False},
+        # a port of its own: on the default (9465) the bench's daemon took the port of an
+        # operator's `metctl run` (and of the tests that start one) on the same machine
+        "control": {"api_address": f"127.0.0.1:{free_port()}"},
     }
     if getattr(args, "policy_overrides", ""):
         cfg["policy"].update(json.loads(args.policy_overrides))

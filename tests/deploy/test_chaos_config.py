@@ -1,6 +1,7 @@
 """The daemon config the chaos and compare harnesses write (deploy/local_hbase/chaos.py,
 write_config) is read by metctl without a deprecation warning, and every file the daemon keeps
-lands in the run's own directory (state_dir), where the harness reads the journal back."""
+lands in the run's own directory (state_dir), where the harness reads the journal back; its
+control API listens on a port of its own."""
 from __future__ import annotations
 
 import argparse
@@ -35,3 +36,5 @@ def test_the_harness_config_has_no_deprecated_key_and_keeps_its_files_in_the_run
     assert Path(config.executor.journal_path) == tmp_path / "journal.sqlite"
     assert Path(config.loop.memory_path) == tmp_path / "memory.json"
     assert Path(config.infrastructure.local.state_dir).parent == tmp_path
+    # not the default port an operator's own `metctl run` listens on
+    assert config.control.api_address != load_config(None).control.api_address
