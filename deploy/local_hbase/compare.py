@@ -289,7 +289,8 @@ def write_report(out: Path, a: argparse.Namespace, plan: list[dict[str, Any]], c
     slo = f"p99 <= {a.slo_p99_ms:g} ms and no failed operation per {a.slo_window_s:g}-s window, " \
           f"in >= {a.slo_target:g} of windows, worst tenant"
     report = {"tenants": a.tenants, "records": a.records, "regions": a.regions, "rs_capacity_ops_s": capacity,
-              "phases": plan, "slo": slo, "slo_target": a.slo_target, "cores": os.cpu_count(),
+              "phases": plan, "slo": slo, "slo_window_s": a.slo_window_s, "slo_target": a.slo_target,
+              "cores": os.cpu_count(),
               "lock_held_s": round(held_s), "summary": rep_mod.summarize(runs, a.slo_target),
               "runs": [{k: v for k, v in r.items() if k != "windows"} for r in runs]}
     (out / "report.json").write_text(json.dumps(report, indent=1))

@@ -32,3 +32,12 @@ def test_each_run_is_predicted_from_the_size_it_started_at():
     assert static2["predicted_ops"] > 0
     assert static2["ops_error"] == round(static2["predicted_ops"] / 100_000 - 1, 3)
     assert watching["node_minutes_error"] == 0.0
+    # each tenant's windows over its phases; at a third of two nodes' capacity, within 100 ms
+    assert static2["predicted_attainment"] is not None and 0.0 <= static2["predicted_attainment"] <= 1.0
+
+
+def test_the_worst_tenant_counts_the_windows_of_all_its_phases():
+    summary = {"slo_windows_by_workload": {"A-p1": 10, "A-p2": 30, "C-p1": 10, "C-p2": 30},
+               "slo_attainment_by_workload": {"A-p1": 1.0, "A-p2": 0.5, "C-p1": 0.0, "C-p2": 1.0}}
+    # A: (10 + 15) / 40 = 0.625; C: 30 / 40 = 0.75; the worst phase alone (C-p1, 0.0) is not it
+    assert sim_vs_real.worst_tenant(summary) == 0.625
