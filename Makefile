@@ -8,7 +8,7 @@ BIN     = $(VENV)/bin
 # cassandra-driver: pure Python (no C extensions to compile on CI's 2 cores; docs/cassandra.md)
 export CASS_DRIVER_NO_EXTENSIONS := 1
 
-.PHONY: run test lint venv system-deps bench evaluate clean demo-hbase chaos-hbase compare-hbase scale-hbase demo-cassandra calibrate-hbase measure-split-hbase jmx-cost-hbase
+.PHONY: run test lint venv system-deps bench evaluate clean demo-hbase chaos-hbase compare-hbase scale-hbase demo-cassandra calibrate-hbase cpu-curve-hbase measure-split-hbase jmx-cost-hbase
 
 # The core (what `make run` needs): numpy, scipy, pydantic, rich, matplotlib, … — no drivers,
 # no test tools; pip's own progress is shown (a first install takes about a minute).
@@ -82,6 +82,11 @@ compare-hbase: venv system-deps
 # C/B/E): CPU per get, put and scanned row, latency floors (docs/simulator.md, Calibration).
 calibrate-hbase: venv system-deps
 	$(BIN)/python bench/calibrate_hbase.py
+
+# How a quota'd RegionServer's CPU follows its load: YCSB C at 0.1 .. 1 of its saturated rate
+# (out/cpu-curve-hbase/report.json; docs/simulator.md); ~5 minutes.
+cpu-curve-hbase: venv system-deps
+	$(BIN)/python bench/cpu_curve_hbase.py
 
 # How long a region split keeps its rows unavailable on a real local HBase (one RegionServer):
 # the figure behind simulator.actions.split_offline_s (docs/simulator.md, Region splits).

@@ -69,14 +69,16 @@ def mean_latency_us(stdout: str, op: str) -> float | None:
 
 
 def measure(cluster, rs_pids: list[int], workload: str, *, records: int, threads: int, seconds: float,
-            skip_s: float, scan_length: int) -> dict:
+            skip_s: float, scan_length: int, target_ops: float | None = None) -> dict:
     """One measured run: CPU per operation on the servers (every RegionServer's process,
-    summed) and on the client, ops/s, latency."""
+    summed) and on the client, ops/s, latency; `target_ops`: YCSB's -target rate (None: as
+    fast as the threads go)."""
     extra = {"maxscanlength": scan_length} if workload == "E" else {}
     saved = dict(YCSB.COMMON)
     YCSB.COMMON.update(extra)
     try:
-        proc, t0 = YCSB.start(cluster, workload, "run", records=records, threads=threads, seconds=seconds)
+        proc, t0 = YCSB.start(cluster, workload, "run", records=records, threads=threads, seconds=seconds,
+                              target_ops=target_ops)
     finally:
         YCSB.COMMON.clear()
         YCSB.COMMON.update(saved)
