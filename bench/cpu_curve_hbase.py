@@ -69,9 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         fractions = [float(x) for x in a.fractions.split(",") if x.strip()]
     except ValueError:
-        print(f"cpu_curve_hbase: --fractions: expected numbers in (0, 1], got {a.fractions!r}",
-              file=sys.stderr)
-        return 2
+        fractions = []
     if not fractions or not all(0 < f <= 1 for f in fractions):
         print(f"cpu_curve_hbase: --fractions: expected numbers in (0, 1], got {a.fractions!r}",
               file=sys.stderr)
