@@ -30,14 +30,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Sequence
 
-from monitor.hbase_jmx import OS_BEAN, JmxError, ask, parse_process_cpu
+from monitor.hbase_jmx import OS_BEAN, SERVER_BEAN, JmxError, ask, parse_process_cpu
 from monitor.http_fetch import shown_url
 from monitor.settings import HttpSettings
 from monitor.source import HostSample, Sample
 
 MEMORY_BEAN = "java.lang:type=Memory"
 RUNTIME_BEAN = "java.lang:type=Runtime"
-SERVER_BEAN = "Hadoop:service=HBase,name=RegionServer,sub=Server"
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
