@@ -65,18 +65,12 @@ def _blkio_ticks(pid: int) -> int | None:
 
 class JvmSystemSource:
     def __init__(self, urls: Sequence[str], discover: Callable[[], Sequence[str]] | None = None,
-                 timeout_s: float | None = None, clock: Callable[[], float] = time.time,
-                 http: HttpSettings | None = None):
-        """`http`: the monitor's limits (monitor.http); `timeout_s`, when given, replaces its
-        read_timeout_s: the seconds for one server's whole poll, its questions together."""
+                 clock: Callable[[], float] = time.time, http: HttpSettings | None = None):
+        """`http`: the monitor's limits (monitor.http; read_timeout_s is one server's whole
+        poll, its questions together)."""
         self.urls = tuple(u.rstrip("/") for u in urls)
         self.discover, self.clock = discover, clock
-        http = http or HttpSettings()
-        if timeout_s is not None:
-            http = http.model_copy(update={"read_timeout_s": timeout_s,
-                                           "connect_timeout_s": min(http.connect_timeout_s,
-                                                                    timeout_s)})
-        self.http = http
+        self.http = http or HttpSettings()
         self._last_io: dict[str, tuple[float, int]] = {}  # url -> (when, blkio ticks)
         # url -> (the JVM's "pid@host", its server id): the same JVM is the same server, so the
         # Server bean (the costliest question, its metrics snapshot) is asked once per process

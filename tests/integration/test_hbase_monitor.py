@@ -82,6 +82,8 @@ def test_each_regionserver_reports_its_own_jvm_cpu_memory_and_io_wait(hbase_clus
 
 def test_a_regionserver_that_does_not_answer_is_an_error_not_a_number():
     from monitor.jvm_cpu import JvmSystemSource
+    from monitor.settings import HttpSettings
 
-    sample = JvmSystemSource(["http://127.0.0.1:1"], timeout_s=1).sample()
+    sample = JvmSystemSource(["http://127.0.0.1:1"],
+                             http=HttpSettings(connect_timeout_s=1, read_timeout_s=1)).sample()
     assert sample.hosts == () and len(sample.errors) == 1 and "127.0.0.1:1" in sample.errors[0]
