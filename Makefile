@@ -8,7 +8,7 @@ BIN     = $(VENV)/bin
 # cassandra-driver: pure Python (no C extensions to compile on CI's 2 cores; docs/cassandra.md)
 export CASS_DRIVER_NO_EXTENSIONS := 1
 
-.PHONY: run test lint venv system-deps bench evaluate clean demo-hbase chaos-hbase compare-hbase scale-hbase demo-cassandra calibrate-hbase cpu-curve-hbase measure-split-hbase jmx-cost-hbase
+.PHONY: run test lint venv system-deps bench evaluate clean demo-hbase chaos-hbase compare-hbase scale-hbase demo-cassandra calibrate-hbase cpu-curve-hbase measure-split-hbase measure-move-hbase jmx-cost-hbase
 
 # The core (what `make run` needs): numpy, scipy, pydantic, rich, matplotlib, … — no drivers,
 # no test tools; pip's own progress is shown (a first install takes about a minute).
@@ -92,6 +92,11 @@ cpu-curve-hbase: venv system-deps
 # the figure behind simulator.actions.split_offline_s (docs/simulator.md, Region splits).
 measure-split-hbase: venv system-deps
 	$(BIN)/python bench/measure_split_hbase.py $(SPLIT_ARGS)
+
+# What a region move costs a client on two quota'd RegionServers (request to open, longest get):
+# the figure behind simulator.actions.move_s (docs/simulator.md, Region moves); ~3 minutes.
+measure-move-hbase: venv system-deps
+	$(BIN)/python bench/measure_move_hbase.py $(MOVE_ARGS)
 
 # What the monitor's /jmx questions cost a quota'd RegionServer, per question and per sample
 # (docs/evaluation.md, "What a sample costs a RegionServer"); ~5 minutes.

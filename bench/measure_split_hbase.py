@@ -26,32 +26,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.hbase_get_loop import FAMILY, GetLoop, load  # noqa: E402
 from deploy.local_hbase import cluster as CLUSTER  # noqa: E402
-
-FAMILY = b"f"
-VALUE = b"v" * 1024  # one 1 KiB field: YCSB's record size (simulator.costs.record_kb)
-
-
-def load(gw, table, first: int, count: int, batch: int = 500) -> None:
-    hb = gw.jvm.org.apache.hadoop.hbase
-    for start in range(first, first + count, batch):
-        puts = []
-        for i in range(start, min(start + batch, first + count)):
-            p = hb.client.Put(f"user{i:08d}".encode())
-            p.addColumn(FAMILY, b"field0", VALUE)
-            puts.append(p)
-        table.put(puts)
 
 
 def one_split(gw, name: str, rows: int, unflushed: int) -> dict:
@@ -66,27 +51,14 @@ def one_split(gw, name: str, rows: int, unflushed: int) -> dict:
     admin.flush(tn)
     load(gw, table, rows, unflushed)
     parent = list(admin.getRegions(tn))[0]
-    latencies: list[tuple[float, float]] = []  # (start, seconds) of each get
-    stop = threading.Event()
-
-    def reader() -> None:
-        rng = random.Random(1)
-        t = gw.connection.getTable(tn)
-        while not stop.is_set():
-            key = f"user{rng.randrange(rows + unflushed):08d}".encode()
-            a = time.monotonic()
-            t.get(hb.client.Get(key))
-            latencies.append((a, time.monotonic() - a))
-
-    th = threading.Thread(target=reader, daemon=True)
-    th.start()
+    reader = GetLoop(gw, name, rows + unflushed).start()
     time.sleep(2.0)  # the reader's steady latency before the split
     t0 = time.monotonic()
     admin.splitRegionAsync(parent.getRegionName()).get()
     split_s = time.monotonic() - t0
     time.sleep(2.0)
-    stop.set()
-    th.join(timeout=60)
+    reader.stop()
+    latencies = [(a, s) for a, s, _ in reader.gets]
     before = [s for a, s in latencies if a < t0]
     during = [s for a, s in latencies if t0 <= a <= t0 + split_s]
     daughters = [r for r in admin.getRegions(tn) if not r.isSplitParent()]
