@@ -231,6 +231,8 @@ def run_one(config: str, rep: int, plan: list[dict[str, Any]], a: argparse.Names
                                       "max": round(max(loads), 2) if loads else None},
                    nodes_timeline=timeline, windows=tenant_windows, windows_version=rep_mod.WINDOWS_VERSION)
         rec.update(rep_mod.rescored(rec, a.slo_p99_ms, a.slo_target))  # slo, attainment, p99 figures
+        master_log = cluster.workdir / "logs" / "master.log"
+        rec.update(rep_mod.move_figures(master_log.read_text(errors="replace") if master_log.exists() else ""))
         if daemon is not None:
             daemon.stop()
             rec["controller_restarts"] = daemon.restarts

@@ -183,6 +183,32 @@ def failures_explained(tenant_windows: dict[str, list[dict[str, Any]]],
             for (t, op, ph), n in sorted(rows.items(), key=lambda kv: -kv[1])]
 
 
+# HBase's master logs each finished region move with its duration, in HBase's human time
+# ("in 571 msec", "in 4.4670 sec", "in 1 mins, 3.2 sec")
+_MOVE_DONE = re.compile(r"Finished pid=\d+, state=SUCCESS; TransitRegionStateProcedure .*REOPEN/MOVE in "
+                        r"(?:(\d+) mins?, )?([\d.]+) (msec|sec)\s*$")
+
+
+def move_seconds(master_log: str) -> list[float]:
+    """How long each region move took, from request to open on its target (the master's
+    TransitRegionStateProcedure REOPEN/MOVE), in log order: while it runs, the region's clients
+    wait (closed, then opening)."""
+    out = []
+    for line in master_log.splitlines():
+        m = _MOVE_DONE.search(line)
+        if m:
+            mins, value, unit = m.groups()
+            out.append(round(int(mins or 0) * 60 + float(value) / (1000 if unit == "msec" else 1), 3))
+    return out
+
+
+def move_figures(master_log: str) -> dict[str, float | None]:
+    """A run's region moves as HBase timed them: median and longest seconds (None: no move)."""
+    secs = move_seconds(master_log)
+    return {"move_s_median": round(statistics.median(secs), 3) if secs else None,
+            "move_s_max": max(secs) if secs else None}
+
+
 def spread(values: Iterable[float | None]) -> dict[str, Any] | None:
     got = [v for v in values if v is not None]
     if not got:
@@ -191,7 +217,7 @@ def spread(values: Iterable[float | None]) -> dict[str, Any] | None:
 
 
 FIGURES = ("ycsb_ops", "ycsb_failed", "node_minutes", "max_nodes", "attainment", "p99_ms_promisable", "p99_ms_max",
-           "plans_done", "moves", "launches", "terminations")
+           "plans_done", "moves", "move_s_median", "move_s_max", "launches", "terminations")
 
 
 def summarize(runs: list[dict[str, Any]], slo_target: float) -> dict[str, Any]:
@@ -251,7 +277,9 @@ def markdown(summary: dict[str, Any], runs: list[dict[str, Any]], slo: str) -> s
             ("attainment", "SLO windows met (worst tenant)", "{:.3f}"),
             ("p99_ms_promisable", "p99 ms met in the target's share of windows", "{:,.0f}"), ("p99_ms_max", "worst window p99 ms", "{:,.0f}"),
             ("node_minutes", "node-min", "{:.1f}"), ("max_nodes", "max RS", "{:g}"),
-            ("plans_done", "plans", "{:g}"), ("moves", "moves", "{:g}"), ("launches", "launches", "{:g}"))
+            ("plans_done", "plans", "{:g}"), ("moves", "moves", "{:g}"),
+            ("move_s_median", "move s (median)", "{:.1f}"), ("move_s_max", "longest move s", "{:.1f}"),
+            ("launches", "launches", "{:g}"))
     lines = [f"Median (min–max) over repetitions; SLO: {slo}.", "",
              "| config | runs | " + " | ".join(c[1] for c in cols) + " | node-min / smallest static at the SLO |",
              "|---|---|" + "---|" * (len(cols) + 1)]

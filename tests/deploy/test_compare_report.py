@@ -155,3 +155,20 @@ def test_windows_kept_by_an_older_run_are_read_as_a_new_run_reads_them():
     assert new["slo"]["by_tenant"]["A"]["ops"] == 1100 + 1390 + 2206 + 2974 + 74
     assert old[5]["ops"] == 74  # the run as read is left as it was
     assert rep.rescored(new, 100, 0.99)["windows"] == new["windows"]  # once only
+
+
+# HBase 2.6's master, as a compare run's master.log holds it: a move's procedure starts (not
+# timed), three finish (msec, sec, mins), an assignment that is not a move finishes
+MASTER = """\
+2026-11-27 00:04:18,666 INFO  [PEWorker-6] procedure.MasterProcedureScheduler: Took xlock for pid=59, state=RUNNABLE:REGION_STATE_TRANSITION_CLOSE; TransitRegionStateProcedure table=ycsb_c, region=f9e3e4cdfe7147f4601e80cd25268ddd, REOPEN/MOVE
+2026-11-27 00:04:19,133 INFO  [PEWorker-15] procedure2.ProcedureExecutor: Finished pid=58, state=SUCCESS; TransitRegionStateProcedure table=ycsb_c, region=6bd76ca259d8a024136610ed84976184, REOPEN/MOVE in 522 msec
+2026-11-27 00:04:23,133 INFO  [PEWorker-15] procedure2.ProcedureExecutor: Finished pid=59, state=SUCCESS; TransitRegionStateProcedure table=ycsb_c, region=f9e3e4cdfe7147f4601e80cd25268ddd, REOPEN/MOVE in 4.4670 sec
+2026-11-27 00:05:30,001 INFO  [PEWorker-2] procedure2.ProcedureExecutor: Finished pid=61, state=SUCCESS; TransitRegionStateProcedure table=ycsb_c, region=234e36a2afa7a205a8b3bcb59c58a615, REOPEN/MOVE in 1 mins, 3.2 sec
+2026-11-27 00:05:31,001 INFO  [PEWorker-2] procedure2.ProcedureExecutor: Finished pid=62, state=SUCCESS; TransitRegionStateProcedure table=ycsb_c, region=334e36a2afa7a205a8b3bcb59c58a615, ASSIGN in 2.1 sec
+"""
+
+
+def test_a_runs_region_moves_are_timed_from_the_masters_log():
+    assert rep.move_seconds(MASTER) == [0.522, 4.467, 63.2]
+    assert rep.move_figures(MASTER) == {"move_s_median": 4.467, "move_s_max": 63.2}
+    assert rep.move_figures("") == {"move_s_median": None, "move_s_max": None}
