@@ -15,7 +15,8 @@ operation; a run meets the SLO when its worst tenant does so in `--slo-target` o
 
 Configurations: the policies (`met` = the default, `met-paper`, `tiramola`, `target-tracking`,
 and on request `static`, the daemon watching and never acting, which says what watching alone
-costs: their configs/<preset>.yaml, min/max nodes from `--min-nodes`/`--max-nodes`, starting at
+costs: their configs/<preset>.yaml told the run's objective (`slo.latency_ms` = `--slo-p99-ms`, as
+the simulator's runs are), min/max nodes from `--min-nodes`/`--max-nodes`, starting at
 `--start-nodes`; `metctl run` as a daemon with the local infrastructure driver, which launches
 quota'd RegionServers) and static clusters of `--static-sizes` (no daemon). Each run: a fresh
 cluster, the same tables and rows. Runs are repetition-major and each writes OUT/<config>-rep<k>/
@@ -133,11 +134,17 @@ def rs_capacity(a: argparse.Namespace) -> float:
 # -------------------------------------------------------------------------------------- policy
 
 def policy_sections(policy: str, a: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The policy section of configs/<policy>.yaml with this bench's bounds, and loop overrides."""
+    """The policy section of configs/<policy>.yaml with this bench's bounds, and loop overrides.
+    The policy is told the tenants' objective (`slo.latency_ms` = --slo-p99-ms) when its config
+    sets none, as an operator would and as the simulator's runs do (controller.harness,
+    simulated_config); policies that read no objective ignore it."""
     import yaml
 
     doc = yaml.safe_load((ROOT / "configs" / f"{policy}.yaml").read_text())
     section = {**doc["policy"], "min_nodes": a.min_nodes, "max_nodes": a.max_nodes}
+    slo = dict(section.get("slo") or {})
+    slo.setdefault("latency_ms", a.slo_p99_ms)
+    section["slo"] = slo
     return section, {"sample_interval_s": a.sample_interval_s, "decision_interval_samples": None}
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from deploy.local_hbase import compare_report as rep
 from deploy.local_hbase import cluster as cluster_mod
-from deploy.local_hbase.compare import HBASE_BALANCER_PERIOD_MS, cluster_for, parse, phases
+from deploy.local_hbase.compare import POLICIES, HBASE_BALANCER_PERIOD_MS, cluster_for, parse, phases, policy_sections
 
 # YCSB 0.17 with -s, status.interval=10, measurement.interval=both (a line every 10 s)
 LINES = """\
@@ -87,6 +87,22 @@ def test_policies_that_leave_placement_to_hbase_run_with_its_balancer_at_its_def
                       "met": cluster_mod.BALANCER_PERIOD_MS, "met-paper": cluster_mod.BALANCER_PERIOD_MS,
                       "static": cluster_mod.BALANCER_PERIOD_MS, "static-3": cluster_mod.BALANCER_PERIOD_MS}
     assert HBASE_BALANCER_PERIOD_MS < cluster_mod.BALANCER_PERIOD_MS
+
+
+def test_every_policy_is_told_the_runs_objective_as_in_the_simulator(tmp_path):
+    # the simulator's runs give the policy the scenario's objective (controller.harness); on the
+    # real cluster the default ran without one, deciding on CPU alone
+    from controller.config import load_config
+    from deploy.local_hbase import chaos
+    from tests.deploy.test_chaos_config import _Cluster
+
+    a = parse(["--no-quota", "--slo-p99-ms", "200"])
+    for policy in POLICIES:
+        section, loop = policy_sections(policy, a)
+        (tmp_path / policy).mkdir()
+        config = load_config(chaos.write_config(_Cluster(), tmp_path / policy, a, policy=section, loop=loop))
+        assert config.policy.latency_slo_ms == 200.0, policy
+        assert (config.policy.min_nodes, config.policy.max_nodes) == (a.min_nodes, a.max_nodes)
 
 
 def _run(config, rep_no, nm, att, size=None):
