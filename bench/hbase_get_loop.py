@@ -39,8 +39,8 @@ class GetLoop:
         self.gw, self.table_name, self.rows = gw, table_name, rows
         self.threads, self.rate, self.seed = threads, rate, seed
         self.update_share = update_share
-        self.gets: list[tuple[float, float, int]] = []
-        self.puts = 0
+        self.gets: list[tuple[float, float, int]] = []  # list.append is atomic: threads share it
+        self._puts: list[int] = [0] * threads  # one count per thread (no lock on the hot path)
         self._stop = threading.Event()
         self._workers: list[threading.Thread] = []
 
@@ -61,11 +61,15 @@ class GetLoop:
                 put = hb.client.Put(row_key(row))
                 put.addColumn(FAMILY, b"field0", VALUE)
                 table.put(put)
-                self.puts += 1
+                self._puts[n] += 1
                 continue
             a = time.monotonic()
             table.get(hb.client.Get(row_key(row)))
             self.gets.append((a, time.monotonic() - a, row))
+
+    @property
+    def puts(self) -> int:
+        return sum(self._puts)
 
     def start(self) -> "GetLoop":
         for n in range(self.threads):

@@ -5,9 +5,9 @@ Two RegionServers on this machine (deploy/local_hbase/cluster.py; quota'd slices
 bench runs them unless `--no-quota`), one table of `--regions` regions over `--rows` rows of 1 KiB,
 flushed, then `--unflushed` rows of each region written again (the close flushes them). While
 `--threads` client threads get random rows at `--rate` operations/s in all (a share
-`--update-share` of them writes instead), the bench moves one region
-at a time to the other RegionServer (`Admin.move`, which returns when the master's procedure
-ends), `--moves` times, `--settle` seconds apart. Per move:
+`--update-share` of them writes instead), the bench moves one region at a time to the other
+RegionServer (`Admin.move`, which returns when the master's procedure ends), `--moves` times,
+`--settle` seconds apart. Per move:
 
 * move_s: from the request until the client's location lookup finds the region on its target;
 * stall_s: the longest get of the moved region's rows started during the move: what a client
