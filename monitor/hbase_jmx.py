@@ -60,6 +60,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -244,15 +245,51 @@ def process_cpu_samples(cpu: dict[str, float | None], reasons: dict[str, str],
             if mode == "always" or hosts[server.split(",", 1)[0].lower()] > 1]
 
 
+class QuestionPacer:
+    """Spaces the /jmx questions to each RegionServer (monitor.hbase_jmx_question_gap_ms): a
+    question waits until `gap_s` after the last answer from that server, whichever source asked
+    it, never past the poll's deadline. One pacer is shared by the sources that ask /jmx."""
+
+    def __init__(self, gap_s: float, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep):
+        self.gap_s, self.clock, self.sleep = gap_s, clock, sleep
+        self._answered: dict[str, float] = {}  # url -> when its last answer ended
+        self._lock = threading.Lock()
+
+    def wait(self, url: str, deadline: float) -> None:
+        if self.gap_s <= 0:
+            return
+        with self._lock:
+            last = self._answered.get(url)
+        if last is not None:
+            now = self.clock()
+            pause = min(last + self.gap_s, deadline) - now
+            if pause > 0:
+                self.sleep(pause)
+
+    def answered(self, url: str) -> None:
+        if self.gap_s > 0:
+            with self._lock:
+                self._answered[url] = self.clock()
+
+
 def ask(url: str, query: str, deadline: float, http: HttpSettings,
-        attribute: str | None = None, keep: bytes | None = None) -> dict[str, Any]:
+        attribute: str | None = None, keep: bytes | None = None,
+        pacer: QuestionPacer | None = None) -> dict[str, Any]:
     """The `?qry=` answer of one RegionServer's /jmx as {"beans": [...]}, with only the
     attributes metctl reads (`keep`, a regex of their names; default: _KEEP's for the bean),
     read as they arrive (memory does not grow with the answer), at most `http.max_mb`, complete
     by `deadline` (time.monotonic()). With an `attribute`, the servlet is asked for that one
     (`?get=bean::attribute`): the others are not computed, which on a small RegionServer is
     most of what a question costs. Raises JmxError naming the URL and why. Both /jmx sources
-    ask through here (this module's and monitor/jvm_cpu.py's)."""
+    ask through here (this module's and monitor/jvm_cpu.py's); with a `pacer`, after the gap
+    it keeps since this server's last answer."""
+    if pacer is not None:
+        pacer.wait(url, deadline)
+        try:
+            return ask(url, query, deadline, http, attribute, keep)
+        finally:
+            pacer.answered(url)
     shown = shown_url(url)
     head = bytearray()
     reader = BeanReader(keep if keep is not None else _KEEP[query])
@@ -306,8 +343,12 @@ class HBaseJmxSource:
                  admin: RegionMetricsProvider | None = None,
                  clock: Callable[[], float] = time.time,
                  include_system_tables: bool = False,
-                 discover: Callable[[], Sequence[str]] | None = None):
+                 discover: Callable[[], Sequence[str]] | None = None,
+                 pacer: QuestionPacer | None = None):
+        """`pacer`: shared with the other /jmx source (monitor/live.py); by default one of its
+        own at monitor.hbase_jmx_question_gap_ms."""
         self.settings = settings
+        self.pacer = pacer or QuestionPacer(settings.hbase_jmx_question_gap_ms / 1000.0)
         self.urls = tuple(dict.fromkeys(  # each server once, in the configured order
             u.rstrip("/") for u in (urls if urls is not None else settings.hbase_jmx_urls)))
         self.admin = admin
@@ -330,7 +371,7 @@ class HBaseJmxSource:
 
     def _get(self, url: str, query: str, deadline: float, attribute: str | None = None
              ) -> dict[str, Any]:
-        return ask(url, query, deadline, self.settings.http, attribute)
+        return ask(url, query, deadline, self.settings.http, attribute, pacer=self.pacer)
 
     def poll_server(self, url: str) -> tuple[str, list[PartitionSample]]:
         server, parts, _cpu, _ipc = self._poll_server(url)

@@ -30,7 +30,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Sequence
 
-from monitor.hbase_jmx import OS_BEAN, SERVER_BEAN, JmxError, ask, parse_process_cpu
+from monitor.hbase_jmx import OS_BEAN, SERVER_BEAN, JmxError, QuestionPacer, ask, parse_process_cpu
 from monitor.http_fetch import shown_url
 from monitor.settings import HttpSettings
 from monitor.source import HostSample, Sample
@@ -40,15 +40,15 @@ RUNTIME_BEAN = "java.lang:type=Runtime"
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def _bean(url: str, name: str, attribute: str, deadline: float, http: HttpSettings
-          ) -> dict[str, Any]:
+def _bean(url: str, name: str, attribute: str, deadline: float, http: HttpSettings,
+          pacer: QuestionPacer | None = None) -> dict[str, Any]:
     """The bean `name` with its one `attribute` (`?get=`: the servlet computes no other; a whole
     Server or Runtime bean costs a small RegionServer milliseconds of CPU per question), through
     monitor/hbase_jmx.py's `ask`: the answer read as it arrives, at most monitor.http.max_mb.
     A composite attribute (HeapMemoryUsage) comes back as its scalar fields on the bean (`used`,
     `max`): the answer holds only that attribute, so its field names are its own."""
     keep = rb"used|max" if attribute == "HeapMemoryUsage" else re.escape(attribute).encode()
-    doc = ask(url, name, deadline, http, attribute, keep=keep)
+    doc = ask(url, name, deadline, http, attribute, keep=keep, pacer=pacer)
     beans = doc.get("beans") or []
     if not beans:
         raise JmxError(f"hbase {shown_url(url)}: /jmx has no bean {name}")
@@ -65,9 +65,12 @@ def _blkio_ticks(pid: int) -> int | None:
 
 class JvmSystemSource:
     def __init__(self, urls: Sequence[str], discover: Callable[[], Sequence[str]] | None = None,
-                 clock: Callable[[], float] = time.time, http: HttpSettings | None = None):
+                 clock: Callable[[], float] = time.time, http: HttpSettings | None = None,
+                 pacer: QuestionPacer | None = None):
         """`http`: the monitor's limits (monitor.http; read_timeout_s is one server's whole
-        poll, its questions together)."""
+        poll, its questions together). `pacer`: the gap kept between questions to one server,
+        shared with the per-region source (monitor/live.py); none by default."""
+        self.pacer = pacer
         self.urls = tuple(u.rstrip("/") for u in urls)
         self.discover, self.clock = discover, clock
         self.http = http or HttpSettings()
@@ -80,7 +83,7 @@ class JvmSystemSource:
         known = self._server_of.get(url)
         if known is not None and known[0] == jvm:
             return known[1]
-        server = _bean(url, SERVER_BEAN, "tag.serverName", deadline, self.http)
+        server = _bean(url, SERVER_BEAN, "tag.serverName", deadline, self.http, self.pacer)
         host = ",".join(str(server["tag.serverName"]).split(",")[:2])
         self._server_of[url] = (jvm, host)
         return host
@@ -89,11 +92,11 @@ class JvmSystemSource:
         # one deadline for the server's whole poll, as the per-region source has
         deadline = time.monotonic() + self.http.read_timeout_s
         try:
-            jvm = str(_bean(url, RUNTIME_BEAN, "Name", deadline, self.http)["Name"])
+            jvm = str(_bean(url, RUNTIME_BEAN, "Name", deadline, self.http, self.pacer)["Name"])
             pid = int(jvm.split("@")[0])
             host = self._server_id(url, jvm, deadline)
-            osb = _bean(url, OS_BEAN, "ProcessCpuLoad", deadline, self.http)
-            mem = _bean(url, MEMORY_BEAN, "HeapMemoryUsage", deadline, self.http)
+            osb = _bean(url, OS_BEAN, "ProcessCpuLoad", deadline, self.http, self.pacer)
+            mem = _bean(url, MEMORY_BEAN, "HeapMemoryUsage", deadline, self.http, self.pacer)
         except JmxError as e:
             return str(e)[:300]
         except (ValueError, KeyError, TypeError) as e:

@@ -11,7 +11,7 @@ from typing import Any
 from monitor.cassandra_views import CassandraViewsSource
 from monitor.datastore_source import DataStoreSource
 from monitor.ganglia import GangliaSource
-from monitor.hbase_jmx import HBaseJmxSource, RegionMetricsProvider
+from monitor.hbase_jmx import HBaseJmxSource, QuestionPacer, RegionMetricsProvider
 from monitor.prometheus import PrometheusSource
 from monitor.settings import MonitorSettings
 from monitor.source import MetricsSource
@@ -29,6 +29,8 @@ def live_sources(settings: MonitorSettings,
     if settings.prometheus_url:
         sources.append(PrometheusSource(settings))
     lists_servers = admin is not None and callable(getattr(admin, "servers", None))
+    # one pacer for both /jmx sources: the gap is between any two questions to a server
+    pacer = QuestionPacer(settings.hbase_jmx_question_gap_ms / 1000.0)
     if settings.hbase_jmx_urls:
         metrics = admin if callable(getattr(admin, "region_metrics", None)) else None
         # the driver's live servers' info URLs too: RegionServers metctl launches get polled
@@ -38,12 +40,12 @@ def live_sources(settings: MonitorSettings,
         # metrics on, they ask for it, and a second reader would get the milliseconds between
         jmx_settings = settings.model_copy(update={"hbase_process_cpu": "off"}) \
             if settings.hbase_jvm_system_metrics else settings
-        sources.append(HBaseJmxSource(jmx_settings, admin=metrics, discover=discover))
+        sources.append(HBaseJmxSource(jmx_settings, admin=metrics, discover=discover, pacer=pacer))
     if settings.hbase_jvm_system_metrics:
         from monitor.jvm_cpu import JvmSystemSource
 
         sources.append(JvmSystemSource(settings.hbase_jmx_urls, discover=discover if settings.hbase_jmx_urls else None,
-                                       http=settings.http))
+                                       http=settings.http, pacer=pacer))
     if lists_servers:
         sources.append(DataStoreSource(admin))
     return sources

@@ -112,6 +112,15 @@ class MonitorSettings(BaseModel):
         "(/jmx ProcessCpuLoad, heap use, the process's block-I/O delay) instead of Ganglia: for "
         "RegionServers sharing one machine. Host names are server ids (host_name_rule identity).")
 
+    hbase_jmx_question_gap_ms: float = Field(
+        0.0, ge=0, le=1000, description="Ask one RegionServer's /jmx at most one question per "
+        "this many ms (0 to 1000; both /jmx sources together): each question costs the server "
+        "a few ms of CPU (docs/evaluation.md, \"What a sample costs a RegionServer\"), which a "
+        "node with a CPU quota (a container's limit, a control group's cpu.max) pays within one "
+        "scheduling period. 100 (the kernel's default period) spreads a sample's questions so "
+        "the calls that arrive meanwhile are not throttled together: the local quota'd cluster "
+        "uses it. 0 (default): ask at once. The gaps count within monitor.http.read_timeout_s.")
+
     # --- how long to wait for a source, how much to read -----------------------------------
     http: HttpSettings = Field(
         default_factory=HttpSettings, description="Timeouts and the size limit of every "

@@ -198,6 +198,11 @@ def plan_counts(journal: Path) -> dict[str, int]:
 
 # ---------------------------------------------------------------------------------------- main
 
+# monitor.hbase_jmx_question_gap_ms on the quota'd local cluster: one CFS period (the kernel's
+# default cpu.cfs_period_us / cpu.max period), so each question's CPU falls in a period of its own
+JMX_QUESTION_GAP_MS = 100.0
+
+
 def write_config(cluster: Any, workdir: Path, args: argparse.Namespace,
                  policy: dict[str, Any] | None = None, *, launchable: int = 2,
                  loop: dict[str, Any] | None = None) -> Path:
@@ -214,6 +219,8 @@ def write_config(cluster: Any, workdir: Path, args: argparse.Namespace,
         "policy": dict(policy) if policy else {"preset": "met", "min_nodes": 3, "max_nodes": 4},
         "monitor": {"hbase_jmx_urls": [p.info_url for p in rs], "hbase_rpc_port": rs[0].port,
                     "hbase_jvm_system_metrics": True, "host_name_rule": "identity",
+                    # a quota'd RegionServer pays a sample's questions within one 100-ms period
+                    "hbase_jmx_question_gap_ms": getattr(args, "jmx_question_gap_ms", JMX_QUESTION_GAP_MS),
                     "min_fresh_fraction": 0.6, "min_rated_partition_fraction": 0.5},
         "loop": {"sample_interval_s": 5, "decision_interval_samples": 4, "executor_tick_s": 1,
                  **(loop or {})},

@@ -186,6 +186,7 @@ def run_one(config: str, rep: int, plan: list[dict[str, Any]], a: argparse.Names
         if not static:
             section, loop = policy_sections(config, a)
             rec["policy_section"] = section
+            rec["jmx_question_gap_ms"] = a.jmx_question_gap_ms
             daemon = chaos.Daemon(chaos.write_config(cluster, work, a, policy=section, loop=loop,
                                                      launchable=a.max_nodes - size), work)
             daemon.start()
@@ -329,6 +330,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                     help="the daemon's sample interval (loop.sample_interval_s; its default 30 s)")
     ap.add_argument("--slo-target", type=float, default=0.99)
     ap.add_argument("--rs-heap-mb", type=int, default=384)
+    ap.add_argument("--jmx-question-gap-ms", type=float, default=chaos.JMX_QUESTION_GAP_MS,
+                    help="the daemon's monitor.hbase_jmx_question_gap_ms (0: questions at once)")
     ap.add_argument("--lock", help="take this flock around each run (e.g. /work/hbase.lock)")
     ap.add_argument("--aggregate", action="store_true", help="only rebuild the report from OUT/*/run.json (scored at --slo-p99-ms)")
     add_quota_arguments(ap)
@@ -344,6 +347,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         raise BadInput(f"--static-sizes: expected whole numbers separated by commas, got {a.static_sizes!r}") from None
     if not a.policy_list and not a.sizes:
         raise BadInput("--policies / --static-sizes: nothing to run")
+    if not 0 <= a.jmx_question_gap_ms <= 1000:
+        raise BadInput(f"--jmx-question-gap-ms: expected 0 to 1000, got {a.jmx_question_gap_ms:g}")
     a.tenants = [w for w in a.tenants.upper() if w.strip()]
     if not a.tenants or any(w not in ycsb.WORKLOADS for w in a.tenants):
         raise BadInput(f"--tenants: expected letters from {''.join(ycsb.WORKLOADS)}, got {''.join(a.tenants)!r}")

@@ -103,6 +103,12 @@ def test_every_policy_is_told_the_runs_objective_as_in_the_simulator(tmp_path):
         config = load_config(chaos.write_config(_Cluster(), tmp_path / policy, a, policy=section, loop=loop))
         assert config.policy.latency_slo_ms == 200.0, policy
         assert (config.policy.min_nodes, config.policy.max_nodes) == (a.min_nodes, a.max_nodes)
+        # the quota'd RegionServers' questions spaced by one CFS period, unless asked otherwise
+        assert config.monitor.hbase_jmx_question_gap_ms == 100.0
+    at_once = parse(["--no-quota", "--jmx-question-gap-ms", "0"])
+    (tmp_path / "at-once").mkdir()
+    config = load_config(chaos.write_config(_Cluster(), tmp_path / "at-once", at_once))
+    assert config.monitor.hbase_jmx_question_gap_ms == 0.0
 
 
 def _run(config, rep_no, nm, att, size=None):
@@ -188,3 +194,12 @@ def test_a_runs_region_moves_are_timed_from_the_masters_log():
     assert rep.move_seconds(MASTER) == [0.522, 4.467, 63.2]
     assert rep.move_figures(MASTER) == {"move_s_median": 4.467, "move_s_max": 63.2}
     assert rep.move_figures("") == {"move_s_median": None, "move_s_max": None}
+
+
+def test_a_gap_outside_what_the_monitor_accepts_is_refused_before_any_run():
+    import pytest
+
+    from deploy.local_hbase.compare import BadInput
+
+    with pytest.raises(BadInput, match="--jmx-question-gap-ms: expected 0 to 1000"):
+        parse(["--no-quota", "--jmx-question-gap-ms", "1500"])

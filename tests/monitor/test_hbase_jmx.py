@@ -5,6 +5,7 @@ import json
 import logging
 import math
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -620,3 +621,58 @@ def test_a_64_mb_answer_is_read_in_memory_well_under_its_size(jmx_server, tmp_pa
     # what is kept (7 of the region's attributes) and the samples made of it, not the answer:
     # json.loads of it grew by ~4x its size
     assert result["grew_mb"] < len(answer) / 2**20, result
+
+
+# --- the gap between questions to one server (monitor.hbase_jmx_question_gap_ms) ------------
+
+def test_both_jmx_sources_keep_the_gap_between_questions_to_one_server(jmx_server):
+    # a quota'd RegionServer pays each question's CPU within one scheduling period: spaced, the
+    # calls it serves meanwhile are not throttled together
+    from monitor.live import live_sources
+
+    a, b = serve(jmx_server, "rs1"), serve(jmx_server, "rs2")
+    for s, name in ((a, "rs1"), (b, "rs2")):
+        s.answers[OS_BEAN] = _os_bean(0.4)
+        s.answers["java.lang:type=Memory"] = {"name": "java.lang:type=Memory",
+                                              "HeapMemoryUsage": {"used": 1, "max": 4}}
+        s.answers["java.lang:type=Runtime"] = {"name": "java.lang:type=Runtime", "Name": f"{os.getpid()}@h"}
+    arrivals: dict[str, list[float]] = {"rs1": [], "rs2": []}
+    a.hook = lambda: arrivals["rs1"].append(time.monotonic())
+    b.hook = lambda: arrivals["rs2"].append(time.monotonic())
+    cfg = settings(a.url, b.url, hbase_jvm_system_metrics=True, host_name_rule="identity",
+                   hbase_jmx_question_gap_ms=60)
+    c = Collector(live_sources(cfg), cfg)
+    c.poll(0.0)
+    for name, times in arrivals.items():
+        assert len(times) >= 5, (name, times)  # regions, server, IPC, then the JVM's questions
+        gaps = [y - x for x, y in zip(times, times[1:])]
+        assert min(gaps) >= 0.06, (name, gaps)
+    # the two servers are asked side by side, not one after the other
+    assert abs(arrivals["rs1"][0] - arrivals["rs2"][0]) < 0.06
+    assert len(c.snapshot(0.0).nodes) == 2
+
+
+def test_the_pacer_waits_out_the_gap_but_never_past_the_polls_deadline():
+    from monitor.hbase_jmx import QuestionPacer
+
+    now = [100.0]
+    slept: list[float] = []
+
+    def sleep(s):
+        slept.append(round(s, 6))
+        now[0] += s
+
+    pacer = QuestionPacer(0.1, clock=lambda: now[0], sleep=sleep)
+    pacer.wait("u1", deadline=200.0)  # nothing asked yet: at once
+    pacer.answered("u1")
+    now[0] += 0.03
+    pacer.wait("u2", deadline=200.0)  # another server: at once
+    pacer.wait("u1", deadline=200.0)  # 0.07 s left of u1's gap
+    pacer.answered("u1")
+    now[0] += 0.01
+    pacer.wait("u1", deadline=now[0] + 0.04)  # the deadline comes first
+    assert slept == [0.07, 0.04]
+    off = QuestionPacer(0.0, clock=lambda: now[0], sleep=sleep)
+    off.answered("u1")
+    off.wait("u1", deadline=200.0)
+    assert slept == [0.07, 0.04]
