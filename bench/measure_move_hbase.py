@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import tempfile
 import time
@@ -39,12 +38,9 @@ sys.path.insert(0, str(ROOT))
 
 from bench.hbase_get_loop import FAMILY, GetLoop, load, row_key  # noqa: E402
 from deploy.local_hbase import cluster as CLUSTER  # noqa: E402
+from deploy.local_hbase.compare_report import spread  # noqa: E402  (min / median / max / n)
 
 WINDOW_S = 10.0  # the SLO window the compare bench scores (compare.py --window-s)
-
-
-def spread(values: list[float]) -> dict:
-    return {"min": min(values), "median": statistics.median(values), "max": max(values)} if values else {}
 
 
 def window_figures(gets: list[tuple[float, float, int]], start: float) -> dict:
