@@ -134,7 +134,10 @@ class Daemon:
             # no latency objective (slo.latency_ms off): under met-elasticity's 50 ms the default met holds; failover needs plans
             "cluster: hatest\npolicy: {preset: met, slo: {latency_ms: 'off'}}\nloop: {memory_path: null}\n"
             "infrastructure: {driver: sim}\ndatastore: {driver: sim}\n"
-            "simulator: {scenario: met-elasticity.yaml, data_transfer: none, run_speed: 60}\n"
+            # 30x: the 60-minute scenario lasts 2 minutes of wall, well past every wait below
+            # even on a loaded machine (at 60x a daemon could reach the scenario's end and exit
+            # while the test still waited for it to lead)
+            "simulator: {scenario: met-elasticity.yaml, data_transfer: none, run_speed: 30}\n"
             f"ha: {{zookeeper_hosts: '{zk_hosts}', root_znode: {root}, session_timeout_s: 2, "
             f"identity: {identity}}}\n"
             "telemetry: {prometheus_address: '127.0.0.1:0'}\n"
@@ -158,6 +161,18 @@ class Daemon:
 
     def events(self, event: str) -> list[dict]:
         return [x for x in self.lines() if x.get("event") == event]
+
+    def running_events(self, event: str, after: float = 0.0) -> list[dict]:
+        """`events(event)` logged after wall time `after`; but a daemon that has exited fails
+        the wait at once, naming its exit code and its last HA lines (a wait that only timed
+        out said nothing of why)."""
+        found = [x for x in self.events(event) if self.wall(x) > after]
+        if not found and self.proc.poll() is not None:
+            story = [f"{x['ts']} {x.get('event')} {x.get('msg', '')}" for x in self.lines()
+                     if str(x.get("event", "")).startswith("ha.")][-8:]
+            raise AssertionError(f"{self.identity} exited ({self.proc.returncode}) before "
+                                 f"{event!r}; its last HA lines: {story}")
+        return found
 
     def wall(self, line: dict) -> float:
         from datetime import datetime
@@ -202,9 +217,9 @@ def test_metctl_run_instances_one_acts_sigkill_then_sigterm(zookeeper, tmp_path)
         assert not other.events("action")
         killed_at = time.time()
         os.kill(first.proc.pid, signal.SIGKILL)
-        took = poll(lambda: other.events("ha.leader"), 30, "the other to lead")[0]
+        took = poll(lambda: other.running_events("ha.leader"), 30, "the other to lead")[0]
         assert other.wall(took) - killed_at > SESSION_S * 0.5  # only after the session expired
-        poll(lambda: other.events("action"), 60, "the new leader to act")
+        poll(lambda: other.running_events("action"), 60, "the new leader to act")
         # no action by the second before it led, none by the first after it died
         assert min(other.wall(a) for a in other.events("action")) > other.wall(took)
         assert max(first.wall(a) for a in first.events("action")) < killed_at
@@ -228,14 +243,14 @@ def test_metctl_run_leader_sigstopped_past_its_session_does_not_act_after_sigcon
         poll(lambda: first.events("action"), 60, "the leader to act")
         os.kill(first.proc.pid, signal.SIGSTOP)  # frozen wherever it was, maybe mid-tick
         stopped_at = time.time()
-        took = poll(lambda: other.events("ha.leader"), 30, "the other to lead")[0]
+        took = poll(lambda: other.running_events("ha.leader"), 30, "the other to lead")[0]
         assert other.wall(took) - stopped_at > SESSION_S * 0.5
         time.sleep(1.0)
         resumed_at = time.time()
         os.kill(first.proc.pid, signal.SIGCONT)
         poll(lambda: [f for f in first.events("ha.follower") if first.wall(f) > stopped_at],
              20, "the woken leader to report that it no longer leads")
-        poll(lambda: [a for a in other.events("action") if other.wall(a) > resumed_at], 60,
+        poll(lambda: other.running_events("action", after=resumed_at), 60,
              "the new leader to keep acting")
         late = [a for a in first.events("action") if first.wall(a) >= resumed_at]
         assert late == []
