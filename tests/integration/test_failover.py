@@ -248,8 +248,8 @@ def test_metctl_run_leader_sigstopped_past_its_session_does_not_act_after_sigcon
         time.sleep(1.0)
         resumed_at = time.time()
         os.kill(first.proc.pid, signal.SIGCONT)
-        poll(lambda: [f for f in first.events("ha.follower") if first.wall(f) > stopped_at],
-             20, "the woken leader to report that it no longer leads")
+        poll(lambda: first.running_events("ha.follower", after=stopped_at), 20,
+             "the woken leader to report that it no longer leads")
         poll(lambda: other.running_events("action", after=resumed_at), 60,
              "the new leader to keep acting")
         late = [a for a in first.events("action") if first.wall(a) >= resumed_at]
