@@ -19,11 +19,10 @@ class LoopSettings(BaseModel):
         "the period tiramola uses too).")
     decision_interval_samples: int | None = Field(
         None, ge=1, description="Samples gathered (since the last decision or actuation) before "
-        "a decision. null: the policy's own pace: every sample for the default met sized from "
-        "demand (policy.advanced.size_from_demand) and target-tracking (they keep their own "
-        "hysteresis: a growing queue is acted on at once), 6 (every 3 minutes, MET §6.1, so "
-        "the exponential smoothing sees enough) for met by MET's marks, met-paper and "
-        "tiramola.")
+        "a decision. null: the policy's own pace: every sample for the default met and "
+        "target-tracking (they smooth over every sample since the last plan and hold by their "
+        "own rules: a growing queue is acted on at once), 6 (every 3 minutes, MET §6.1) for "
+        "met-paper and tiramola.")
     executor_tick_s: float = Field(
         5.0, gt=0, description="Seconds between two executor ticks while a plan is carried out "
         "(each tick starts what may start and observes progress; it never blocks).")

@@ -66,9 +66,11 @@ class Registered:
     # balancer gives new nodes their data (tiramola, target-tracking; static is plain HBase).
     places_partitions: bool
     reads: Callable[[str], bool] = lambda key: False  # the history keys it reads
-    # Samples per decision when loop.decision_interval_samples is null: MET by its marks (or
-    # as the paper writes it) and tiramola smooth over 6; a policy with a hysteresis of its
-    # own (target-tracking's window, met sized from demand) is asked at every sample.
+    # Samples per decision when loop.decision_interval_samples is null: MET as the paper
+    # writes it and tiramola decide every 6 (MET §6.1); the default met and target-tracking
+    # are asked at every sample: they smooth over every sample since the last plan either way
+    # (the history is kept until an actuation) and hold by their own rules (warm-up, scale-in
+    # stabilisation, target-tracking's window), so asking more often only acts sooner.
     pace: Callable[[PolicyConfig], int] = lambda config: 1
     # Asked at every sample while a plan runs, to extend a scale-out whose demand grew (the
     # others wait for the plan's end).
@@ -78,7 +80,6 @@ class Registered:
 POLICIES: Mapping[str, Registered] = MappingProxyType({
     # the default: MET's health, then rules (decision/rules/)
     "met": Registered(decide_met, {"name": "met", "paper_faithful": False}, True, _met_key,
-                      pace=lambda config: 1 if config.size_from_demand else 6,
                       during_plans=lambda config: config.size_from_demand
                       and config.extend_plans),
     # MET as the paper writes it

@@ -118,18 +118,20 @@ def make(decide, *, collector=None, executor=None, settings=None, policy=None, m
     return loop, col, ex, seen
 
 
-def test_the_policys_own_pace_is_every_sample_sized_from_demand_and_mets_by_its_marks():
+def test_the_policys_own_pace_is_every_sample_for_the_default_and_every_6_for_the_papers():
     paced = LoopSettings(memory_path=None)
     assert paced.decision_interval_samples is None
-    demand = PolicyConfig(size_from_demand=True)
-    assert paced.samples_per_decision(demand) == 1
+    assert paced.samples_per_decision(PolicyConfig()) == 1
+    assert paced.samples_per_decision(PolicyConfig(size_from_demand=True)) == 1
     assert paced.samples_per_decision(PolicyConfig(name="target-tracking")) == 1
-    assert paced.samples_per_decision(PolicyConfig(size_from_demand=False)) == 6
     assert paced.samples_per_decision(PolicyConfig(paper_faithful=True)) == 6
     assert paced.samples_per_decision(PolicyConfig(name="tiramola")) == 6
-    loop, col, ex, seen = make(empty_plan, settings=paced, policy=demand)
+    loop, col, ex, seen = make(empty_plan, settings=paced, policy=PolicyConfig())
     loop.run(until=30 * 4)
     assert [d[0] for d in seen.decisions] == [0.0, 30.0, 60.0, 90.0]
+    loop, col, ex, seen = make(empty_plan, settings=paced, policy=PolicyConfig(name="tiramola"))
+    loop.run(until=30 * 13)
+    assert [d[0] for d in seen.decisions] == [150.0, 330.0]
 
 
 class ExtendingExecutor(FakeExecutor):
@@ -280,7 +282,8 @@ def test_plan_outside_min_max_nodes_is_held():
 
 def test_survives_bad_ticks_with_bounded_backoff():
     clock_loop, col, ex, seen = make(empty_plan, collector=FakeCollector(fail_polls=6),
-                                     settings=LoopSettings(memory_path=None, error_backoff_s=(1, 2, 4)))
+                                     settings=LoopSettings(memory_path=None, decision_interval_samples=6,
+                                                           error_backoff_s=(1, 2, 4)))
     clock_loop.run(until=100)
     assert clock_loop.clock.slept[:6] == [1, 2, 4, 4, 4, 4]
     assert clock_loop.counters.errors == 6

@@ -39,7 +39,7 @@ def test_only_the_policies_that_move_partitions_switch_the_stores_balancer_off()
 
 
 @pytest.mark.parametrize("fields, samples, during", [
-    ({"name": "met"}, 6, False),                          # MET's marks: smoothed over 6
+    ({"name": "met"}, 1, False),                          # the default: holds by its rules
     ({"name": "met", "size_from_demand": True}, 1, True),  # its own hysteresis; extends plans
     ({"name": "met", "paper_faithful": True}, 6, False),
     ({"name": "tiramola"}, 6, False),
