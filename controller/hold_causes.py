@@ -74,7 +74,8 @@ CAUSES: tuple[Cause, ...] = (
           "`loop.error_backoff_s`"),
     Cause("within_slo", "policy",
           "A node is overloaded (CPU or disk), but its requests still take no longer than the "
-          "latency objective: served in time, nothing to buy.",
+          "latency objective and no calls wait for it (at most 60 in its RPC call queue, none "
+          "dropped): served in time, nothing to buy.",
           "`policy.slo.latency_ms` (`off`: CPU and io_wait alone; on the simulator, unset, the "
           "scenario's `slo_latency_ms`)", benign=True),
     Cause("transient", "policy",

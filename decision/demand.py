@@ -40,6 +40,11 @@ from decision.arrays import SnapshotArrays
 QUEUE_FLOOR = 60.0
 
 
+def backlogged(queue: float | None) -> bool:
+    """More calls wait in a node's RPC call queue than a handful (QUEUE_FLOOR)."""
+    return queue is not None and math.isfinite(queue) and queue > QUEUE_FLOOR
+
+
 @dataclass(frozen=True)
 class QueueSeen:
     """A node's RPC call queue at the last decision: how many calls waited, and when."""
@@ -66,7 +71,7 @@ class NodeDemand:
     def queued(self) -> bool:
         """Requests wait for it beyond a handful, or go unanswered: it is short, whatever its
         CPU says."""
-        return (self.queue is not None and self.queue > QUEUE_FLOOR) or \
+        return backlogged(self.queue) or \
             (self.dropped is not None and self.dropped > 0 and self.asked > self.served)
 
 
@@ -100,8 +105,7 @@ def asked_rate(served: float, queue: float | None, dropped_per_s: float | None =
     queue over QUEUE_FLOOR), never less than what it served."""
     if dropped_per_s is not None and math.isfinite(dropped_per_s) and dropped_per_s > 0:
         return served + dropped_per_s
-    if queue is None or not (math.isfinite(queue) and queue > QUEUE_FLOOR) \
-            or before is None or now is None:
+    if not backlogged(queue) or queue is None or before is None or now is None:
         return served
     elapsed = now - before.at
     if not (elapsed > 0 and math.isfinite(before.queue)):
@@ -145,5 +149,5 @@ def demands(arrays: SnapshotArrays, before: Mapping[str, QueueSeen] | None = Non
     return Demands(tuple(out), partition)
 
 
-__all__ = ["NodeDemand", "Demands", "QueueSeen", "demands", "queues_seen", "asked_rate",
+__all__ = ["NodeDemand", "Demands", "QueueSeen", "backlogged", "demands", "queues_seen", "asked_rate",
            "QUEUE_FLOOR"]

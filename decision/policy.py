@@ -168,9 +168,10 @@ class PolicyConfig(BaseModel):
     latency_slo_ms: float | None = Field(
         None, gt=0, description="The tenants' latency objective, ms. When set, a node's "
         "overload asks for capacity (or a move) only while the requests it serves take longer "
-        "than this (its rpc_latency_ms, HBase /jmx TotalCallTime_mean): a busy CPU that still "
-        "answers in time is `within_slo` and held; and the cluster shrinks only while every "
-        "node answers within latency_slo_ms x scale_in_latency_fraction. Nodes without a "
+        "than this (its rpc_latency_ms, HBase /jmx TotalCallTime_mean) or calls wait for it "
+        "(over 60 in its RPC call queue, or any dropped): a busy CPU that still answers in "
+        "time is `within_slo` and held; and the cluster shrinks only while every node answers "
+        "within latency_slo_ms x scale_in_latency_fraction. Nodes without a "
         "latency figure are judged on CPU and io_wait alone. null (default): no latency rule. "
         "`metctl simulate` uses the scenario's slo_latency_ms when this is null.")
     latency_gate: bool = Field(

@@ -2,11 +2,13 @@
 which rule may act on it."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from decision import decide
 from decision.model import DecisionMemory
 from tests.fixtures.rules import DONE, context, marks
 from tests.fixtures.snapshots import (
-    even_snapshot as even, later, make_snapshot, node, partition, with_latency,
+    even_snapshot as even, later, make_snapshot, node, partition, queued_snapshot, with_latency,
 )
 
 G = marks()
@@ -66,3 +68,23 @@ def test_busy_nodes_that_answer_in_time_are_held_within_slo():
     # The gate off, or no latency figure: CPU alone decides, as MET does.
     assert decide(snap, marks(latency_slo_ms=50, latency_gate=False), DONE).sizing.delta == 1
     assert decide(even([0.9] * 4), SLO, DONE).sizing.delta == 1
+
+
+def test_a_queue_that_builds_or_drops_is_not_within_slo_whatever_the_mean_says():
+    """Issue 28's quota'd RegionServer: 29.5 ms mean against a 100-ms objective while a
+    tenant's p99 was 4 s; the server times the calls it took up, not those still waiting."""
+    waiting = queued_snapshot([0.95] * 3, queues=[400.0, 10.0, 10.0], latency_ms=12.0)
+    assert kinds(waiting, SLO) == ["cpu", "within_slo", "within_slo"]
+    plan = decide(waiting, SLO, DONE)
+    assert not plan.reason.startswith("hold (within_slo)") and plan.sizing.delta >= 1
+    why = context(waiting, SLO, DONE).diagnoses[0].reason
+    assert "12.0 ms <= latency_slo_ms 50" in why and "400 calls wait in its queue" in why
+    # a handful waiting (at most QUEUE_FLOOR) is how a busy node looks: still held
+    assert kinds(queued_snapshot([0.95] * 3, queues=[60.0] * 3, latency_ms=12.0), SLO) == \
+        ["within_slo"] * 3
+    dropping = queued_snapshot([0.95] * 3, latency_ms=12.0)
+    nodes = tuple(replace(n, metrics=replace(n.metrics, rpc_dropped_per_s=3.0))
+                  if n.id == "rs2" else n for n in dropping.nodes)
+    dropping = replace(dropping, nodes=nodes)
+    assert kinds(dropping, SLO) == ["within_slo", "cpu", "within_slo"]
+    assert "drops 3.0 calls/s" in context(dropping, SLO, DONE).diagnoses[1].reason
