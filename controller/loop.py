@@ -76,6 +76,12 @@ class MetricsCollector(Protocol):
     def complete_enough(self, snapshot: ClusterSnapshot) -> tuple[bool, str]: ...
 
 
+# Samples since the history was cleared before a decision can be complete: a request rate
+# (and a CPU read from counters) is the difference of two polls, so a policy asked at every
+# sample would otherwise hold `stale_metrics` at the first sample after every plan.
+RATES_NEED = 2
+
+
 class PlanExecutor(Protocol):
     @property
     def busy(self) -> bool: ...
@@ -228,7 +234,8 @@ class ControlLoop:
             for o in self.observers:
                 _safe(o.on_sample, now, self.collector.samples_since_clear)
             every = s.samples_per_decision(self.policy)
-            if self.collector.samples_since_clear - self.samples_at_last_round >= every:
+            since_clear = self.collector.samples_since_clear
+            if since_clear - self.samples_at_last_round >= every and since_clear >= RATES_NEED:
                 self._decision_round(now)
                 if self.executor.busy:
                     return self._tick_executor(self.clock.now())

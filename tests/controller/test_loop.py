@@ -128,7 +128,8 @@ def test_the_policys_own_pace_is_every_sample_for_the_default_and_every_6_for_th
     assert paced.samples_per_decision(PolicyConfig(name="tiramola")) == 6
     loop, col, ex, seen = make(empty_plan, settings=paced, policy=PolicyConfig())
     loop.run(until=30 * 4)
-    assert [d[0] for d in seen.decisions] == [0.0, 30.0, 60.0, 90.0]
+    # from the second sample on: a rate is the difference of two polls (RATES_NEED)
+    assert [d[0] for d in seen.decisions] == [30.0, 60.0, 90.0]
     loop, col, ex, seen = make(empty_plan, settings=paced, policy=PolicyConfig(name="tiramola"))
     loop.run(until=30 * 13)
     assert [d[0] for d in seen.decisions] == [150.0, 330.0]
@@ -162,7 +163,7 @@ def test_while_a_plan_runs_the_policy_sized_from_demand_is_asked_and_may_extend_
     ex = ExtendingExecutor(ticks_per_plan=20)  # 100 s: three samples while it runs
     loop = ControlLoop(FakeCollector(), ex, PolicyConfig(size_from_demand=True),
                        LoopSettings(memory_path=None), FakeClock(), decide_fn=decide_fn)
-    loop.run(until=61)
+    loop.run(until=91)  # decided at the second sample (30 s), asked at 60 and 90
     assert len(ex.submitted) == 1 and asked[0] is None
     # asked during the plan, told the size it leads to (then the extension's too)
     assert asked[1:3] == [4.0, 5.0] and len(ex.extensions) == 2
@@ -211,6 +212,17 @@ def test_clears_history_after_every_actuation_and_waits_n_samples_again():
     assert all(not (150 < t < done_at) for t in col.polls)
     loop.run(until=done_at + 30 * 6)
     assert [d[0] for d in seen.decisions][1] == done_at + 30 * 5
+
+
+def test_a_policy_asked_at_every_sample_decides_at_the_second_sample_after_a_plan():
+    # the first sample after the history is cleared has no rates yet: no decision on it (it
+    # could only hold stale_metrics)
+    plans = iter([plan(3, 4)])
+    loop, col, ex, seen = make(lambda: next(plans, empty_plan()), executor=FakeExecutor(4),
+                               settings=LoopSettings(memory_path=None), policy=PolicyConfig())
+    loop.run(until=400)
+    done_at = [t for t, e in seen.actions if e == "done"][0]
+    assert [d[0] for d in seen.decisions][:3] == [30.0, done_at + 30, done_at + 60]
 
 
 def test_the_policy_is_told_when_its_plan_ended(tmp_path):
