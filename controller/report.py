@@ -363,7 +363,8 @@ def write_report(run: Any, out: Path, policy: str, *, seed: int | None = None,
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(run, policy, seed=seed)
     write_csv(run, out / "timeseries.csv")
-    if plots:
+    # a run stopped as it starts (Ctrl-C) has no second to draw
+    if plots and series_of(run).t.size:
         summary["plots"] = [p.name for p in plot_run(run, out, f"{run.scenario.name} / {policy}")]
     (out / "summary.json").write_text(json.dumps(_clean(summary), indent=2) + "\n")
     return summary

@@ -159,3 +159,12 @@ def test_compare_png_shows_every_policy_even_where_their_lines_coincide(tmp_path
         near = np.abs(image - rgb).sum(axis=2) < 0.12
         top, bottom = near[: height // 2].sum(), near[height // 2:].sum()
         assert top > 300 and bottom > 300, (name, top, bottom)
+
+
+def test_a_run_stopped_before_its_first_second_still_gets_its_report(sim_stack, tmp_path):
+    # stopped at once (Ctrl-C as it starts): a summary and an empty series, no plots to draw
+    run = sim_stack("tiramola")
+    summary = write_report(run, tmp_path, "tiramola")
+    assert summary["total_ops"] == 0 and "plots" not in summary
+    assert list(csv.DictReader((tmp_path / "timeseries.csv").open())) == []
+    assert not list(tmp_path.glob("*.png"))
