@@ -48,8 +48,8 @@ def may_remove(ctx: Context) -> tuple[bool, str]:
     fits = spread < limit
     may = current > 1 and underloaded >= 1 and fits
     # the words state each comparison as it came out: a hold must not read "0.64 < 0.48"
-    rule = (f"{underloaded} underloaded, mean cpu over {current - 1} nodes {spread:.2f} "
-            f"{'<' if fits else '>='} {limit:.2f}")
+    rule = (f"{underloaded} underloaded, mean cpu spread over one node fewer ({current - 1}) "
+            f"{spread:.2f} {'<' if fits else '>='} {limit:.2f}")
     slowest = max((n.metrics.rpc_latency_ms for n in active if n.metrics is not None
                    and n.metrics.rpc_latency_ms is not None), default=None)
     slo = latency_slo(policy)

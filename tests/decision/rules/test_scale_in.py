@@ -23,7 +23,7 @@ def test_alone_it_removes_one_node_or_says_why_not():
     plan = alone(ScaleIn(), even([0.3, 0.3, 0.3, 0.3, 0.05]))
     assert isinstance(plan, Plan) and plan.sizing.delta == -1 and plan.memory.step == 1
     said = alone(ScaleIn(), even([0.55, 0.55, 0.55, 0.05]))
-    assert isinstance(said, Carry) and said.note.startswith("1 underloaded, mean cpu over 3")
+    assert isinstance(said, Carry) and said.note.startswith("1 underloaded, mean cpu spread over one node fewer (3)")
     # the words say which way the headroom comparison came out ((0.55 x 3 + 0.05) / 3 = 0.57)
     assert "0.57 >= 0.48" in said.note
     plan = decide(even([0.55, 0.55, 0.55, 0.05]), G, DONE)
