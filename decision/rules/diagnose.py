@@ -31,6 +31,10 @@ class Diagnosis:
     node: str
     bottleneck: str  # cpu | io_wait | hot_partition | transient | within_slo | none
     reason: str
+    # why a node whose mean call time is within the objective still asks for capacity (calls
+    # wait for it); empty otherwise. Said in the plan's reason: the verdicts alone would show
+    # a node "in time" being bought for.
+    waits: str = ""
 
 
 def utilisation(cpu: float, io_wait: float, policy: PolicyConfig) -> float:
@@ -103,9 +107,10 @@ def diagnose(arrays: SnapshotArrays, health: Health, policy: PolicyConfig,
             continue
         waits = ""
         if slo is not None and m.rpc_latency_ms is not None and m.rpc_latency_ms <= slo:
-            waits = (f"; its requests take {m.rpc_latency_ms:.1f} ms <= latency_slo_ms {slo:g}"
+            waits = (f"its requests take {m.rpc_latency_ms:.1f} ms <= latency_slo_ms {slo:g}"
                      f" but {_waiting(m)}: clients wait")
-        out.append(Diagnosis(node.id, kind, f"{kind} overload (utilisation {u:.2f}){waits}"))
+        out.append(Diagnosis(node.id, kind, f"{kind} overload (utilisation {u:.2f})"
+                             + (f"; {waits}" if waits else ""), waits))
     return tuple(out)
 
 

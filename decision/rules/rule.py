@@ -112,15 +112,17 @@ class Context:
         overloaded node, so a reason matches the verdicts shown beside it ("1 node(s)
         overloaded" stood above a table of 7 overloaded nodes)."""
         needs, overloaded = self.needs, self.overloaded
+        # a node in time by its mean but with calls waiting: named, with its queue
+        waits = "".join(f" ({d.node}: {d.waits})" for d in needs if d.waits)
         if len(needs) == len(overloaded):
-            return f"{len(needs)} node(s) overloaded"
+            return f"{len(needs)} node(s) overloaded{waits}"
         others: dict[str, int] = {}
         for d in overloaded:
             if d not in needs:
                 others[d.bottleneck] = others.get(d.bottleneck, 0) + 1
         said = ", ".join(f"{k} {n}" for k, n in sorted(others.items()))
         return (f"{len(needs)} of {len(overloaded)} overloaded node(s) short of capacity "
-                f"(others: {said})")
+                f"(others: {said}){waits}")
 
     def veto(self, change: Change) -> Veto | None:
         """The first refusal of `change` by a rule before this one that is switched on."""

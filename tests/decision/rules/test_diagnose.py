@@ -77,6 +77,9 @@ def test_a_queue_that_builds_or_drops_is_not_within_slo_whatever_the_mean_says()
     assert kinds(waiting, SLO) == ["cpu", "within_slo", "within_slo"]
     plan = decide(waiting, SLO, DONE)
     assert not plan.reason.startswith("hold (within_slo)") and plan.sizing.delta >= 1
+    # the plan names the node bought for although its mean is in time, and why
+    assert "(rs1: its requests take 12.0 ms <= latency_slo_ms 50 but 400 calls wait in its " \
+        "queue: clients wait)" in plan.reason
     why = context(waiting, SLO, DONE).diagnoses[0].reason
     assert "12.0 ms <= latency_slo_ms 50" in why and "400 calls wait in its queue" in why
     # a handful waiting (at most QUEUE_FLOOR) is how a busy node looks: still held
