@@ -356,14 +356,26 @@ function renderPlan(s, c) {
 function renderHistory() {
   const body = clear($("history").tBodies[0]);
   const kind = $("history-kind").value;
-  // summary: a plan's single steps (a move, a launch) only when they failed
-  const keep = e => !kind || (kind === "summary" ? !(e.details && e.details.op) || e.kind === "failure"
-                                                 : e.kind === kind);
-  const shown = state.events.filter(keep).slice(-60).reverse();
-  for (const e of shown) {
+  // summary: a plan's single steps (a move, a launch) only when they failed, and a decision
+  // that held only as its hold (the same words)
+  const keep = e => !kind || (kind === "summary"
+    ? (!(e.details && e.details.op) || e.kind === "failure") && !(e.kind === "decision" && e.outcome === "none")
+    : e.kind === kind);
+  // Asked every 30 s, a policy holds for one cause many times in a row: one row for each run
+  // of them (the latest's words, how many, since when), so the plans stay in sight.
+  const rows = [];
+  for (const e of state.events.filter(keep)) {
+    const last = rows[rows.length - 1];
+    if (last && e.kind === "hold" && last.e.kind === "hold" && last.e.subject === e.subject) {
+      last.count += 1;
+      last.e = e;
+    } else rows.push({e: e, count: 1, since: e.at_unix_s});
+  }
+  for (const {e, count, since} of rows.slice(-60).reverse()) {
+    const outcome = count > 1 ? e.outcome + " \u00d7" + count + " since " + clock(since) : e.outcome;
     body.append(el("tr", {class: "event " + e.kind, "data-id": e.id},
       el("td", {}, clock(e.at_unix_s)), el("td", {}, e.kind), el("td", {class: "name"}, e.subject),
-      el("td", {}, e.outcome), el("td", {}, e.reason)));
+      el("td", {}, outcome), el("td", {}, e.reason)));
   }
 }
 
