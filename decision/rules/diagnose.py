@@ -85,11 +85,11 @@ def diagnose(arrays: SnapshotArrays, health: Health, policy: PolicyConfig,
                 f"{kind} overload within warmup_s {policy.warmup_s:.0f} s of the last plan: "
                 "cold caches, not capacity")))
             continue
+        in_time = slo is not None and m.rpc_latency_ms is not None and m.rpc_latency_ms <= slo
         # The server times the calls it took up, not those still waiting for it: a queue that
         # builds (open-loop demand over what it serves) or drops says the clients wait, whatever
         # the mean says (a CPU-quota'd RegionServer read 29.5 ms while a tenant's p99 was 4 s).
-        if slo is not None and m.rpc_latency_ms is not None and m.rpc_latency_ms <= slo \
-                and not _queued(m):
+        if in_time and not _queued(m):
             out.append(Diagnosis(node.id, "within_slo", (
                 f"{kind} overload, but its requests take {m.rpc_latency_ms:.1f} ms <= "
                 f"latency_slo_ms {slo:g}: served in time, nothing to buy")))
@@ -105,10 +105,9 @@ def diagnose(arrays: SnapshotArrays, health: Health, policy: PolicyConfig,
                 f"({share * u * policy.cpu_high:.2f} of a node >= split_load_fraction "
                 f"{policy.split_load_fraction:.2f}): more nodes would not help")))
             continue
-        waits = ""
-        if slo is not None and m.rpc_latency_ms is not None and m.rpc_latency_ms <= slo:
-            waits = (f"its requests take {m.rpc_latency_ms:.1f} ms <= latency_slo_ms {slo:g}"
-                     f" but {_waiting(m)}: clients wait")
+        # in time by its mean here means calls wait for it (else it was within_slo above)
+        waits = (f"its requests take {m.rpc_latency_ms:.1f} ms <= latency_slo_ms {slo:g} but "
+                 f"{_waiting(m)}: clients wait") if in_time else ""
         out.append(Diagnosis(node.id, kind, f"{kind} overload (utilisation {u:.2f})"
                              + (f"; {waits}" if waits else ""), waits))
     return tuple(out)
