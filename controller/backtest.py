@@ -10,7 +10,7 @@ snapshot):
     `record_kb` x `storage_overhead` on disk, the simulator's own figures) and updates for the rest;
   * `<table>-scans`: scan requests.
 A kind the table never served is left out. Each tenant's table has the recorded table's
-regions (the first snapshot's count) and records (its size then); the skew of requests over
+regions (the count in the first snapshot that read all of them) and records (its size then); the skew of requests over
 its regions is fitted with YCSB's hotspot parameters (the pair whose region shares, sorted,
 come closest to the recorded mean shares). The cluster starts with the first snapshot's
 active nodes.
@@ -87,10 +87,10 @@ def scenario_from_snapshots(snaps: Sequence[ClusterSnapshot], name: str, *, reco
             for k, _ in KINDS:
                 rates[k].append(float(sum(getattr(p, k) for p in parts)))
             sizes.append(float(sum(p.size_mb for p in parts)))
-        first = [p for p in snaps[0].partitions if p.table == table] or \
-            [p for s in snaps for p in s.partitions if p.table == table]
+        first = _start(read)
         regions = max(1, len({p.id for p in first}))
-        records = max(1, int(round(sizes[0] / record_mb))) if sizes[0] > 0 else 1000
+        start_mb = sum(p.size_mb for p in first)
+        records = max(1, int(round(start_mb / record_mb))) if start_mb > 0 else 1000
         load: dict[str, float] = {}
         for s in snaps:
             for p in s.partitions:
@@ -103,7 +103,7 @@ def scenario_from_snapshots(snaps: Sequence[ClusterSnapshot], name: str, *, reco
             if max(series) <= 0:
                 continue
             if op is None:  # writes: inserts in the share the table grew by
-                grown_mb = max(sizes[-1] - sizes[0], 0.0)
+                grown_mb = max(sizes[-1] - start_mb, 0.0)
                 written = _integral(series, at)
                 inserts = min(1.0, grown_mb / record_mb / written) if written > 0 else 0.0
                 inserts = round(inserts, 3)
@@ -129,6 +129,18 @@ def scenario_from_snapshots(snaps: Sequence[ClusterSnapshot], name: str, *, reco
         "slo_latency_ms": slo_latency_ms,
         "workloads": workloads,
     }
+
+
+def _start(read: Sequence[tuple[float, list[Any]]]) -> list[Any]:
+    """The table's partitions at the start of the series: those of the first snapshot that read
+    all of them. A snapshot whose sources did not all answer holds some of the table's regions;
+    its set of region ids is then contained in a later snapshot's (a split or merge replaces
+    ids, so a complete earlier set is not contained in a later one)."""
+    ids = [{p.id for p in parts} for _, parts in read]
+    for i, (_, parts) in enumerate(read):
+        if not any(ids[i] < later for later in ids[i + 1:]):
+            return parts
+    return read[-1][1] if read else []
 
 
 def _integral(values: Sequence[float], times: Sequence[float]) -> float:

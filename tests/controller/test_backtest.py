@@ -73,3 +73,21 @@ def test_a_snapshot_that_read_no_partition_is_a_gap_not_a_table_asked_for_nothin
     for s, (t, r) in zip(kept[1:], reads[1:]):
         assert t == pytest.approx((s.taken_at - t0).total_seconds(), abs=1e-3)
         assert r == pytest.approx(sum(p.reads for p in s.partitions if p.table == "ycsb_c"), abs=1e-3)
+
+
+def test_a_first_snapshot_that_read_some_regions_does_not_set_the_table_s_size(tmp_path):
+    # CI: one RegionServer's /jmx did not answer in time for the first snapshot, which held 2
+    # of ycsb_c's 4 regions; the replay's table had 2 regions
+    import json
+
+    files = sorted(RECORDED.glob("snapshot-*.json"))
+    for i, f in enumerate(files):
+        doc = json.loads(f.read_text())
+        if i == 0:
+            servers = sorted({p["node"] for p in doc["partitions"]})
+            doc["partitions"] = [p for p in doc["partitions"] if p["node"] == servers[0]]
+        (tmp_path / f.name).write_text(json.dumps(doc))
+    whole = {w["name"]: w for w in scenario_from_snapshots(load_series(RECORDED), "whole")["workloads"]}
+    part = {w["name"]: w for w in scenario_from_snapshots(load_series(tmp_path), "part")["workloads"]}
+    assert part["ycsb_c-reads"]["regions"] == whole["ycsb_c-reads"]["regions"] == 4
+    assert part["ycsb_c-reads"]["records"] == whole["ycsb_c-reads"]["records"]
