@@ -168,7 +168,8 @@ class PolicyConfig(BaseModel):
     latency_slo_ms: float | None = Field(
         None, gt=0, description="The tenants' latency objective, ms. When set, a node's "
         "overload asks for capacity (or a move) only while the requests it serves take longer "
-        "than this (its rpc_latency_ms, HBase /jmx TotalCallTime_mean) or calls wait for it "
+        "than this (its rpc_latency_ms: HBase /jmx TotalCallTime_mean, or its 99th percentile "
+        "with monitor.hbase_call_time: p99) or calls wait for it "
         "(over 60 in its RPC call queue, or any dropped): a busy CPU that still answers in "
         "time is `within_slo` and held; and the cluster shrinks only while every node answers "
         "within latency_slo_ms x scale_in_latency_fraction. Nodes without a "

@@ -24,7 +24,8 @@ counters are absent (HBase before 2.0) or NaN gets NaN, which the collector trea
 
 RPC latency: `Hadoop:service=HBase,name=RegionServer,sub=IPC` `TotalCallTime_mean` (ms a call
 spent queued plus processed, HBase's histogram; names checked on HBase 2.6.4, see
-tests/monitor/data/jmx-rs1-ipc.json), reported in `Sample.server_latency_ms`. Optional: a server
+tests/monitor/data/jmx-rs1-ipc.json), or with `hbase_call_time: p99` the same histogram's
+`TotalCallTime_99th_percentile`, reported in `Sample.server_latency_ms`. Optional: a server
 without the bean or with a non-finite value simply has none (the regions still count).
 Call queue: the same bean's `numCallsInGeneralQueue` + `numCallsInReadQueue` +
 `numCallsInWriteQueue` + `numCallsInScanQueue` (calls waiting for a handler; the read/write/scan
@@ -177,9 +178,14 @@ def parse_process_cpu(os_bean: dict[str, Any] | None) -> float | None:
     return None if math.isnan(v) or v < 0 else min(1.0, v)
 
 
-def parse_call_time(ipc_bean: dict[str, Any] | None) -> float | None:
-    """`TotalCallTime_mean` of the IPC bean in ms, or None (absent, NaN, negative)."""
-    v = _finite((ipc_bean or {}).get("TotalCallTime_mean"))
+# The IPC bean's call time statistics (monitor.hbase_call_time), ms queued plus processed.
+CALL_TIME = {"mean": "TotalCallTime_mean", "p99": "TotalCallTime_99th_percentile"}
+
+
+def parse_call_time(ipc_bean: dict[str, Any] | None, statistic: str = "mean") -> float | None:
+    """The IPC bean's call time at `statistic` (mean or p99) in ms, or None (absent, NaN,
+    negative)."""
+    v = _finite((ipc_bean or {}).get(CALL_TIME[statistic]))
     return None if math.isnan(v) or v < 0 else v
 
 
@@ -224,7 +230,7 @@ _KEEP: dict[str, bytes] = {
     REGIONS_BEAN: rb'Namespace_[^"\\]*_metric_(?:' + _REGION_METRICS.encode() + rb")",
     SERVER_BEAN: rb"tag\.serverName|tag\.Hostname|percentFilesLocal",
     OS_BEAN: rb"ProcessCpuLoad",
-    IPC_BEAN: "|".join(re.escape(k) for k in ("TotalCallTime_mean", *CALL_QUEUES,
+    IPC_BEAN: "|".join(re.escape(k) for k in (*CALL_TIME.values(), *CALL_QUEUES,
                                                *DROPPED_CALLS)).encode(),
 }
 
@@ -398,7 +404,8 @@ class HBaseJmxSource:
         except JmxError as err:
             log.debug("%s", err)
             return None, None, None
-        return parse_call_time(bean), parse_call_queue(bean), parse_dropped_calls(bean)
+        return (parse_call_time(bean, self.settings.hbase_call_time), parse_call_queue(bean),
+                parse_dropped_calls(bean))
 
     def _poll_server(self, url: str) -> tuple[str, list[PartitionSample], tuple[float | None, str],
                                               tuple[float | None, float | None, float | None]]:

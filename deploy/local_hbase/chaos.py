@@ -221,6 +221,7 @@ def write_config(cluster: Any, workdir: Path, args: argparse.Namespace,
                     "hbase_jvm_system_metrics": True, "host_name_rule": "identity",
                     # a quota'd RegionServer pays a sample's questions within one 100-ms period
                     "hbase_jmx_question_gap_ms": getattr(args, "jmx_question_gap_ms", JMX_QUESTION_GAP_MS),
+                    "hbase_call_time": getattr(args, "hbase_call_time", "mean"),
                     "min_fresh_fraction": 0.6, "min_rated_partition_fraction": 0.5},
         "loop": {"sample_interval_s": 5, "decision_interval_samples": 4, "executor_tick_s": 1,
                  **(loop or {})},

@@ -187,6 +187,7 @@ def run_one(config: str, rep: int, plan: list[dict[str, Any]], a: argparse.Names
             section, loop = policy_sections(config, a)
             rec["policy_section"] = section
             rec["jmx_question_gap_ms"] = a.jmx_question_gap_ms
+            rec["hbase_call_time"] = a.hbase_call_time
             daemon = chaos.Daemon(chaos.write_config(cluster, work, a, policy=section, loop=loop,
                                                      launchable=a.max_nodes - size), work)
             daemon.start()
@@ -332,6 +333,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--rs-heap-mb", type=int, default=384)
     ap.add_argument("--jmx-question-gap-ms", type=float, default=chaos.JMX_QUESTION_GAP_MS,
                     help="the daemon's monitor.hbase_jmx_question_gap_ms (0: questions at once)")
+    ap.add_argument("--hbase-call-time", choices=("mean", "p99"), default="mean",
+                    help="the daemon's monitor.hbase_call_time: the servers' call time the "
+                    "objective is held against")
     ap.add_argument("--lock", help="take this flock around each run (e.g. /work/hbase.lock)")
     ap.add_argument("--aggregate", action="store_true", help="only rebuild the report from OUT/*/run.json (scored at --slo-p99-ms)")
     add_quota_arguments(ap)

@@ -452,6 +452,27 @@ def test_call_time_of_the_ipc_bean_is_the_servers_latency(jmx_server, mean, expe
     assert sample.server_latency_ms.get(server) == expected
 
 
+@pytest.mark.parametrize("p99, expected", [(258, 258.0), (math.nan, None), (None, None)])
+def test_with_hbase_call_time_p99_the_servers_latency_is_its_99th_percentile(jmx_server, p99, expected):
+    """monitor.hbase_call_time: p99 reads the same histogram's TotalCallTime_99th_percentile
+    (a quota'd RegionServer's mean stayed at a few ms while its stalls showed there); the mean
+    beside it is not used, and a missing or NaN p99 leaves the server without a latency."""
+    a = serve(jmx_server, "rs1")
+    ipc = copy.deepcopy(IPC)
+    assert "TotalCallTime_99th_percentile" in ipc
+    ipc["TotalCallTime_mean"] = 4
+    if p99 is None:
+        del ipc["TotalCallTime_99th_percentile"]
+    else:
+        ipc["TotalCallTime_99th_percentile"] = p99
+    a.answers[IPC_BEAN] = ipc
+    server = ",".join(server_bean("rs1")["tag.serverName"].split(",")[:2])
+    sample = HBaseJmxSource(settings(a.url, hbase_call_time="p99")).sample()
+    assert sample.errors == () and sample.partitions
+    assert sample.server_latency_ms.get(server) == expected
+    assert HBaseJmxSource(settings(a.url)).sample().server_latency_ms.get(server) == 4.0
+
+
 @pytest.mark.parametrize("queues, expected", [
     ({}, 0.0),  # the recorded bean: every queue empty
     ({"numCallsInGeneralQueue": 120}, 120.0),
