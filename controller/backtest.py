@@ -10,9 +10,9 @@ snapshot):
     `record_kb` x `storage_overhead` on disk, the simulator's own figures) and updates for the rest;
   * `<table>-scans`: scan requests.
 A kind the table never served is left out. Each tenant's table has the recorded table's
-regions (the count in the first snapshot that read all of them) and records (its size then); the skew of requests over
-its regions is fitted with YCSB's hotspot parameters (the pair whose region shares, sorted,
-come closest to the recorded mean shares). The cluster starts with the first snapshot's
+regions (the count in the first snapshot that read all of them) and records (its size then);
+the skew of requests over its regions is fitted with YCSB's hotspot parameters (the pair whose
+region shares, sorted, come closest to the recorded mean shares). The cluster starts with the first snapshot's
 active nodes.
 """
 from __future__ import annotations

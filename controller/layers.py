@@ -111,8 +111,9 @@ class SloSettings(_Section):
     latency_ms: float | Literal["off"] | None = Field(
         None, description="The latency objective, ms: a node's overload asks for capacity (or "
         "a move) only while the requests it serves take longer than this (HBase /jmx "
-        "TotalCallTime_mean, or its p99 with monitor.hbase_call_time: p99) or calls wait for it (over 60 in its RPC call queue, or any "
-        "dropped), and the cluster shrinks only while every node answers well "
+        "TotalCallTime_mean, or its p99 with monitor.hbase_call_time: p99) or calls wait for "
+        "it (over 60 in its RPC call queue, or any dropped), and the cluster shrinks only "
+        "while every node answers well "
         "within it (advanced.scale_in_latency_fraction). `'off'` (quoted: YAML reads a bare "
         "off as false): decide on CPU and io_wait alone, as MET does. null: no objective (`metctl simulate` then uses the scenario's "
         "slo_latency_ms).")
