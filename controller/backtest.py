@@ -12,8 +12,8 @@ snapshot):
 A kind the table never served is left out. Each tenant's table has the recorded table's
 regions (the count in the first snapshot that read all of them) and records (its size then);
 the skew of requests over its regions is fitted with YCSB's hotspot parameters (the pair whose
-region shares, sorted, come closest to the recorded mean shares). The cluster starts with the first snapshot's
-active nodes.
+region shares, sorted, come closest to the recorded mean shares). The cluster starts with the
+first snapshot's active nodes.
 """
 from __future__ import annotations
 
@@ -137,10 +137,9 @@ def _start(read: Sequence[tuple[float, list[Any]]]) -> list[Any]:
     its set of region ids is then contained in a later snapshot's (a split or merge replaces
     ids, so a complete earlier set is not contained in a later one)."""
     ids = [{p.id for p in parts} for _, parts in read]
-    for i, (_, parts) in enumerate(read):
-        if not any(ids[i] < later for later in ids[i + 1:]):
-            return parts
-    return read[-1][1] if read else []
+    # the last snapshot has none later: the first such one always exists in a non-empty series
+    return next((parts for i, (_, parts) in enumerate(read)
+                 if not any(ids[i] < later for later in ids[i + 1:])), [])
 
 
 def _integral(values: Sequence[float], times: Sequence[float]) -> float:

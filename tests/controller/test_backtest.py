@@ -4,7 +4,10 @@ cluster was asked for. Data: a series recorded from the local HBase under YCSB (
 records it, METCTL_KEEP_BACKTEST keeps a copy)."""
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, strategies as st
@@ -53,18 +56,25 @@ def test_fewer_than_two_snapshots_is_bad_input_naming_the_directory(tmp_path):
         load_series(tmp_path / "absent")
 
 
+def edited_series(directory: Path, edit: Callable[[int, dict[str, Any]], None]) -> Path:
+    """The recorded series copied to `directory`, each snapshot document passed through
+    `edit(index, doc)` on the way (what a series with a source that did not answer holds)."""
+    for i, f in enumerate(sorted(RECORDED.glob("snapshot-*.json"))):
+        doc = json.loads(f.read_text())
+        edit(i, doc)
+        (directory / f.name).write_text(json.dumps(doc))
+    return directory
+
+
 def test_a_snapshot_that_read_no_partition_is_a_gap_not_a_table_asked_for_nothing(tmp_path):
     # the first snapshot of a live series read one /jmx sample where a rate needs two: it
     # holds no partitions, and its table was replayed as 0 requests/s (CI, the backtest test)
-    import json
-
-    files = sorted(RECORDED.glob("snapshot-*.json"))
-    for i, f in enumerate(files):
-        doc = json.loads(f.read_text())
+    def drop_all(i: int, doc: dict[str, Any]) -> None:
         if i in (0, 3):
             doc["partitions"] = []
-        (tmp_path / f.name).write_text(json.dumps(doc))
-    snaps = load_series(tmp_path)
+
+    files = sorted(RECORDED.glob("snapshot-*.json"))
+    snaps = load_series(edited_series(tmp_path, drop_all))
     reads = {w["name"]: w for w in scenario_from_snapshots(snaps, "gaps")["workloads"]}["ycsb_c-reads"]["rate"]
     kept = [s for i, s in enumerate(load_series(RECORDED)) if i not in (0, 3)]
     t0 = snaps[0].taken_at
@@ -78,16 +88,13 @@ def test_a_snapshot_that_read_no_partition_is_a_gap_not_a_table_asked_for_nothin
 def test_a_first_snapshot_that_read_some_regions_does_not_set_the_table_s_size(tmp_path):
     # CI: one RegionServer's /jmx did not answer in time for the first snapshot, which held 2
     # of ycsb_c's 4 regions; the replay's table had 2 regions
-    import json
-
-    files = sorted(RECORDED.glob("snapshot-*.json"))
-    for i, f in enumerate(files):
-        doc = json.loads(f.read_text())
+    def one_server_first(i: int, doc: dict[str, Any]) -> None:
         if i == 0:
             servers = sorted({p["node"] for p in doc["partitions"]})
             doc["partitions"] = [p for p in doc["partitions"] if p["node"] == servers[0]]
-        (tmp_path / f.name).write_text(json.dumps(doc))
+
+    partial = edited_series(tmp_path, one_server_first)
     whole = {w["name"]: w for w in scenario_from_snapshots(load_series(RECORDED), "whole")["workloads"]}
-    part = {w["name"]: w for w in scenario_from_snapshots(load_series(tmp_path), "part")["workloads"]}
+    part = {w["name"]: w for w in scenario_from_snapshots(load_series(partial), "part")["workloads"]}
     assert part["ycsb_c-reads"]["regions"] == whole["ycsb_c-reads"]["regions"] == 4
     assert part["ycsb_c-reads"]["records"] == whole["ycsb_c-reads"]["records"]
