@@ -8,9 +8,12 @@ docs/evaluation.md; nothing in that table is typed by hand.
 
 Per scenario and seed: the smallest static size whose worst-tenant SLO attainment reaches the
 target (default 0.99) and its node-minutes, the oracle's node-minutes (the smallest size that
-serves each minute's offered load within the SLO at steady state), and for every policy and
-static size its attainment, node-minutes and the two cost ratios, counted only where it meets
-the target (controller/cost.py). Mean (min–max) over seeds.
+serves each minute's offered load within the SLO at steady state), the reactive oracle's (the
+same per-minute sizes learnt only as each minute starts, its nodes serving a boot + join later:
+the fewest spare nodes with which it meets the target, controller/reactive_oracle.py) and the
+share of the static-to-oracle savings that leaves to a policy that does not forecast, and for
+every policy and static size its attainment, node-minutes and the two cost ratios, counted only
+where it meets the target (controller/cost.py). Mean (min–max) over seeds.
 
 Runs go `--jobs` at a time (default: every core) in worker processes, with a progress bar and
 an estimate of the time left. Every run's figures are cached under --cache by the scenario file,
@@ -26,6 +29,7 @@ import argparse
 import hashlib
 import json
 import logging
+import math
 import os
 import sys
 import time
@@ -42,6 +46,7 @@ from controller.cost import (  # noqa: E402
     DEFAULT_TARGET, check_target, cost_at_slo, oracle_per_minute, smallest_static, spread, static_over_oracle,
 )
 from controller.harness import build_run  # noqa: E402
+from controller.reactive_oracle import least_headroom  # noqa: E402
 from controller.report import summarize  # noqa: E402
 from simulator.cluster import _with_scenario_hardware  # noqa: E402
 from simulator.scenario import load_scenario, resolve_scenario_path  # noqa: E402
@@ -119,10 +124,13 @@ def _simulate(job: dict[str, Any]) -> dict[str, Any]:
     cfg = load_config(job["config"])
     if job["policy"] == "oracle":  # the scenario's and seed's alone: computed once, not per run
         if any(getattr(w, "rate", None) is None for w in sc.workloads):
-            return {"oracle_node_minutes": None, "oracle_peak_nodes": None}  # closed: what a run served
-        per = oracle_per_minute(sc, _with_scenario_hardware(cfg.simulator, sc))
+            return {"oracle_node_minutes": None, "oracle_peak_nodes": None,  # closed: what a run served
+                    "oracle_per_minute": None}
+        hardware = _with_scenario_hardware(cfg.simulator, sc)
+        per = oracle_per_minute(sc, hardware)
         return {"oracle_node_minutes": None if None in per else float(sum(per)),
-                "oracle_peak_nodes": None if None in per else max(per)}
+                "oracle_peak_nodes": None if None in per else max(per), "oracle_per_minute": per,
+                "lead_minutes": math.ceil((hardware.actions.vm_boot_s + hardware.actions.rs_join_s) / 60 - 1e-9)}
     name = cfg.policy.name if job["config"] else job["policy"]
     run = build_run(cfg, sc, policy=name)
     run.run()
@@ -179,7 +187,10 @@ def run_grid(jobs: list[dict[str, Any]], cache: Path, workers: int, *, quiet: bo
     results: list[dict[str, Any] | None] = []
     todo = []
     for i, k in enumerate(keys):
-        results.append(cached_result(cache / f"{k}.json"))
+        got = cached_result(cache / f"{k}.json")
+        if got is not None and jobs[i]["policy"] == "oracle" and "oracle_per_minute" not in got:
+            got = None  # kept before the reactive oracle read the per-minute sizes
+        results.append(got)
         if results[-1] is None:
             todo.append(i)
     # longest first (simulated seconds x nodes as the guess) so the last workers are not idle
@@ -249,6 +260,7 @@ def judge(jobs, results, scenarios, policies, seeds, target) -> dict[str, Any]:
                                            for n in sizes if (sc, "static", s, n) in by], target)
                   for s in seeds}
         oracle = {str(s): by[(sc, "oracle", s, 0)]["oracle_node_minutes"] for s in seeds}
+        reactive = {str(s): reactive_oracle(by[(sc, "oracle", s, 0)], static[str(s)], target) for s in seeds}
         rows = {}
         for name, key in [(f"static {n}", ("static", n)) for n in sizes] + [(p, (p, 0)) for p in policies]:
             # a static size the search did not need on some seed has fewer runs ([k/n] in the table)
@@ -259,8 +271,30 @@ def judge(jobs, results, scenarios, policies, seeds, target) -> dict[str, Any]:
             "smallest_static_over_oracle": static_over_oracle(static, oracle),
             "static_size": spread([v["size"] if v else None for v in static.values()]),
             "static_node_minutes": spread([v["node_minutes"] if v else None for v in static.values()]),
-            "oracle": spread(list(oracle.values())), "rows": rows}
+            "oracle": spread(list(oracle.values())), "reactive_oracle": reactive,
+            "reactive_headroom": spread([r["headroom"] if r else None for r in reactive.values()]),
+            "reactive_node_minutes": spread([r["node_minutes"] if r else None for r in reactive.values()]),
+            "reactive_savings_captured": spread([r["savings_captured"] if r else None
+                                                 for r in reactive.values()]),
+            "rows": rows}
     return table
+
+
+def reactive_oracle(oracle: dict[str, Any], static: dict[str, Any] | None, target: float) -> dict[str, Any] | None:
+    """One seed's reactive oracle from its oracle job: the fewest spare nodes with which it meets
+    the target, its node-minutes, and the share of the savings from the smallest SLO static to
+    the oracle that it captures (None without a static meeting the SLO or when the oracle
+    has no answer for some minute)."""
+    per = oracle.get("oracle_per_minute")
+    if not per or None in per:
+        return None
+    got = least_headroom(per, int(oracle["lead_minutes"]), target)
+    saved = None
+    if static is not None and static["node_minutes"] > oracle["oracle_node_minutes"]:
+        saved = ((static["node_minutes"] - got.node_minutes)
+                 / (static["node_minutes"] - oracle["oracle_node_minutes"]))
+    return {"headroom": got.headroom, "lead_minutes": got.lead_minutes, "node_minutes": got.node_minutes,
+            "minutes_met": got.attainment, "savings_captured": saved}
 
 
 def _fmt(sp: dict[str, Any], f: str = "{:.3f}") -> str:
@@ -285,10 +319,13 @@ def markdown(table: dict[str, Any], target: float, seeds: list[int]) -> str:
             lines.append(f"| {sc} | {name} | {len(r['runs'])} | {_fmt(r['slo_attainment'])} | "
                          f"{_fmt(r['node_minutes'], '{:.0f}')} | {_fmt(r['vs_smallest_static'])} | {_fmt(r['vs_oracle'])} |")
     lines += ["", "| scenario | smallest static meeting the SLO (nodes) | its node-min | oracle node-min | "
-              "smallest SLO static / oracle |", "|---|---|---|---|---|"]
+              "smallest SLO static / oracle | reactive oracle: spare nodes | its node-min | "
+              "savings it captures |", "|---|---|---|---|---|---|---|---|"]
     for sc, t in table.items():
         lines.append(f"| {sc} | {_fmt(t['static_size'], '{:.0f}')} | {_fmt(t['static_node_minutes'], '{:.0f}')} | "
-                     f"{_fmt(t['oracle'], '{:.0f}')} | {_fmt(t['smallest_static_over_oracle'])} |")
+                     f"{_fmt(t['oracle'], '{:.0f}')} | {_fmt(t['smallest_static_over_oracle'])} | "
+                     f"{_fmt(t['reactive_headroom'], '{:.0f}')} | {_fmt(t['reactive_node_minutes'], '{:.0f}')} | "
+                     f"{_fmt(t['reactive_savings_captured'], '{:.2f}')} |")
     return "\n".join(lines)
 
 

@@ -48,6 +48,10 @@ def test_tiny_grid_scores_caches_and_writes_the_table(tmp_path, capsys):
     # the oracle is at most every static size that meets the SLO, and above the CPU bound
     oracle = t["oracle_node_minutes"]["1"]
     assert 3.0 <= oracle <= static3["runs"][0]["node_minutes"]
+    # a steady load: the reactive oracle, sized as each minute starts, needs no spare node and
+    # costs what the oracle does
+    reactive = t["reactive_oracle"]["1"]
+    assert reactive["headroom"] == 0 and reactive["node_minutes"] == oracle and reactive["minutes_met"] == 1.0
     assert static1["vs_smallest_static"]["mean"] is None  # a run that fails tenants has no cost ratio
     assert t["smallest_static_meeting_slo"]["1"]["size"] == 3
     assert static3["vs_smallest_static"]["mean"] == pytest.approx(1.0)
@@ -55,7 +59,8 @@ def test_tiny_grid_scores_caches_and_writes_the_table(tmp_path, capsys):
     if tt["meets_slo"]:
         assert tt["vs_smallest_static"] == pytest.approx(tt["node_minutes"] / static3["per_seed"][0]["node_minutes"])
     text = doc.read_text()
-    assert "old table" not in text and "| tiny | static 1 |" in text and text.endswith(f"{bench.END}\nafter\n")
+    assert "old table" not in text and "| tiny | static 1 |" in text and "reactive oracle" in text
+    assert text.endswith(f"{bench.END}\nafter\n")
     # again: nothing to compute; one more policy: only its run
     assert bench.main(args + ["--policies", "target-tracking"]) == 0
     assert json.loads(out.read_text())["computed"] == 0
