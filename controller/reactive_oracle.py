@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from controller.cost import meets
+
 
 @dataclass(frozen=True)
 class Follow:
@@ -82,6 +84,6 @@ def least_headroom(needed: Sequence[int], lead_minutes: int, target: float) -> L
     top = max((int(n) for n in needed), default=0)
     for h in range(top + 1):
         run = follow(needed, lead_minutes, h)
-        if run.attainment >= target - 1e-12 or h == top:
-            return LeastHeadroom(h, lead_minutes, run.node_minutes, run.attainment)
-    raise AssertionError("unreachable: the loop returns at h == top")
+        if meets(run.attainment, target):
+            break
+    return LeastHeadroom(h, lead_minutes, run.node_minutes, run.attainment)
