@@ -48,16 +48,10 @@ sys.path.insert(0, str(ROOT))
 from deploy.local_hbase import cluster as CLUSTER  # noqa: E402
 from deploy.local_hbase import ycsb as YCSB  # noqa: E402
 from deploy.localproc.cgroups import add_quota_arguments, quota_options  # noqa: E402
+from deploy.localproc.process import cpu_s  # noqa: E402
 
-TICK = os.sysconf("SC_CLK_TCK")
 # What each workload measures: the operation type YCSB reports and the setting it checks.
 OPERATIONS = {"C": ("READ", "get_cpu_ms"), "B": ("UPDATE", "put_cpu_ms"), "E": ("SCAN", "scan_row_cpu_ms")}
-
-
-def cpu_s(pid: int) -> float:
-    """Process CPU seconds (user + system) so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def mean_latency_us(stdout: str, op: str) -> float | None:

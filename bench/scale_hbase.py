@@ -39,26 +39,15 @@ sys.path.insert(0, str(ROOT))
 from deploy.local_hbase import cluster as CLUSTER  # noqa: E402
 from deploy.local_hbase import ycsb as YCSB  # noqa: E402
 from deploy.localproc.cgroups import add_quota_arguments, quota_options  # noqa: E402
+from deploy.localproc.process import cpu_s  # noqa: E402
 from deploy.localproc.state import held  # noqa: E402
 
 WORKLOAD = "A"  # 50 % reads, 50 % updates: MET §3.1's tenant A
 UNIFORM = {"requestdistribution": "uniform"}  # every region equally busy: capacity, not skew
-TICK = os.sysconf("SC_CLK_TCK")
 
 
 def log(msg: str) -> None:
     print(f"[scale {time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
-
-def cpu_s(pid: int | None) -> float:
-    """Process CPU seconds (user + system) so far; 0 for a process that is gone."""
-    if not pid:
-        return 0.0
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def spread_evenly(driver: Any, table: str, timeout_s: float = 180) -> dict[str, int]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -31,6 +32,7 @@ from deploy.local_cassandra import cluster as cl_mod  # noqa: E402
 from deploy.local_cassandra import load as load_mod  # noqa: E402
 from deploy.local_cassandra import ycsb as cassandra_ycsb  # noqa: E402
 from deploy.localproc.cgroups import add_quota_arguments, quota_options  # noqa: E402
+from deploy.localproc import cpu  # noqa: E402
 
 
 def wait_for(check: Any, timeout_s: float, what: str) -> None:
@@ -64,18 +66,34 @@ def plot(load: Any, marks: dict[str, float], t_start: float, out: Path) -> str:
     return str(path)
 
 
+SKIP_S = 10.0  # a YCSB client's first seconds: its JVM starting, not the cluster
+
+
 def saturated(cluster: Any, a: argparse.Namespace) -> dict[str, Any]:
     """YCSB A (50/50 read/update at QUORUM, uniform keys) closed loop with many threads for
-    --ycsb-s: the cluster's throughput now, with its spread over the 10-s status intervals."""
-    r = cassandra_ycsb.run_phase(cluster, "A", "run", records=a.ycsb_records, seconds=a.ycsb_s,
-                                 threads=a.ycsb_threads, distribution="uniform", status_interval_s=10)
-    rates = [rate for t, rate in r.timeline if t > 10]  # the client's first 10 s: its JVM starting
+    --ycsb-s: the cluster's throughput now, with its spread over the 10-s status intervals, and
+    where the CPU went meanwhile (which process ran at its cap, and whether the machine's cores
+    ran out before the nodes' slices did)."""
+    proc, t0 = cassandra_ycsb.start(cluster, "A", "run", records=a.ycsb_records, seconds=a.ycsb_s,
+                                    threads=a.ycsb_threads, distribution="uniform", status_interval_s=10)
+
+    def until(t: float) -> None:
+        while time.monotonic() - t0 < t and proc.poll() is None:
+            time.sleep(0.2)
+
+    until(SKIP_S)
+    before = cpu.reading(cluster, {"ycsb": proc.pid, "probe": os.getpid()})
+    until(a.ycsb_s - 1)
+    after = cpu.reading(cluster, {"ycsb": proc.pid, "probe": os.getpid()})
+    r = cassandra_ycsb.finish(proc, t0, "A", "run")
+    rates = [rate for t, rate in r.timeline if t > SKIP_S]
     p99 = [lat["p99"] / 1000 for lat in r.latency_us.values() if "p99" in lat]
     return {"nodes": len(cluster.contact_points()),
             "ops_per_s": round(statistics.mean(rates), 1) if rates else round(r.throughput, 1),
             "interval_ops_per_s": {"min": round(min(rates), 1), "median": round(statistics.median(rates), 1),
                                    "max": round(max(rates), 1)} if rates else None,
-            "p99_ms": round(max(p99), 1) if p99 else None, "failed": r.failed}
+            "p99_ms": round(max(p99), 1) if p99 else None, "failed": r.failed,
+            "cpu": cpu.spent(before, after)}  # the probe: the QUORUM loop in this process
 
 
 def main(argv: list[str] | None = None) -> int:

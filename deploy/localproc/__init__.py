@@ -3,8 +3,8 @@ ports, processes it owns (started, recognised and stopped by PID and conf dir on
 its state file with the lock around every change, and the `LocalCluster` base that ties them
 together. Standard library only: `cluster.py fetch` runs on a bare python3 before any venv."""
 from deploy.localproc.cluster import ClusterError, LocalCluster
-from deploy.localproc.process import free_port, pid_alive, pid_owned, port_free, rss_mb, tail
+from deploy.localproc.process import cpu_s, free_port, pid_alive, pid_owned, port_free, rss_mb, tail
 from deploy.localproc.state import StateFile
 
-__all__ = ["ClusterError", "LocalCluster", "StateFile", "free_port", "pid_alive", "pid_owned", "port_free",
+__all__ = ["ClusterError", "LocalCluster", "StateFile", "cpu_s", "free_port", "pid_alive", "pid_owned", "port_free",
            "rss_mb", "tail"]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from deploy.localproc.cgroups import ControlGroups, Slice, iter_slices
-from deploy.localproc.process import ClusterError, pid_alive, pid_owned, rss_mb
+from deploy.localproc.process import ClusterError, cpu_s, pid_alive, pid_owned, rss_mb
 from deploy.localproc.state import StateFile
 
 __all__ = ["ClusterError", "LocalCluster"]
@@ -184,6 +184,11 @@ class LocalCluster:
                 time.sleep(0.05)
         self._record_pid(name, None)
         self.release(name)
+
+    def cpu_s(self) -> dict[str, float]:
+        """CPU seconds each running process has used so far (two readings: the cores it used
+        between them)."""
+        return {name: cpu_s(pid) for name, pid, _ in self._owned()}
 
     def rss_mb(self) -> dict[str, float]:
         """Resident memory of each running process, MB."""

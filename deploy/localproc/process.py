@@ -1,6 +1,6 @@
 """Processes a local cluster owns: a free port to give one, whether a PID is still ours (alive
-and its command line naming our conf dir, so a recycled PID is never signalled), its memory,
-and the tail of its log for error messages."""
+and its command line naming our conf dir, so a recycled PID is never signalled), its memory
+and CPU time, and the tail of its log for error messages."""
 from __future__ import annotations
 
 import contextlib
@@ -71,6 +71,20 @@ def rss_mb(pid: int) -> float | None:
     except OSError:
         return None
     return None
+
+
+def cpu_s(pid: int | None) -> float:
+    """CPU seconds (user + system, every thread: GC and JIT included) `pid` has used so far;
+    0 for no PID or a process that is gone. Two readings over a window give the cores it
+    used, whatever group it runs in (the cpu controller's own accounting lives in cpuacct, a
+    separate hierarchy under cgroup v1 that the local clusters do not make groups in)."""
+    if not pid:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def tail(path: str | Path, lines: int = 30) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from deploy.localproc import LocalCluster
+from deploy.localproc import LocalCluster, cpu
 from deploy.localproc.cgroups import (
     PREFIX, BadSlice, ControlGroups, Hierarchy, QuotaUnavailable, Slice, detect, group_of, load_slices,
 )
@@ -74,6 +74,25 @@ def test_a_busy_node_is_throttled_at_its_cap(cluster):
     # the kernel counts the periods in which the group hit its quota
     poll(lambda: cluster.groups.throttling("spin").get("throttled", 0) >= 3, 30,
          "the busy process throttled by its 0.1-core quota", every_s=0.2)
+
+
+def test_where_the_cpu_went_names_the_node_that_ran_at_its_cap(cluster):
+    """The readings a capacity bench takes around a measurement (deploy/localproc/cpu.py): a
+    spinning node in a 0.1-core slice used about 0.1 core and was throttled in most of its
+    periods; a sleeping node used nothing and was never throttled; a process outside the
+    cluster (this test) is counted under its label; the machine was at least as busy."""
+    cluster.start_node("spin", busy=True)
+    cluster.start_node("idle")
+    poll(lambda: cluster.groups.throttling("spin").get("throttled", 0) >= 1, 30,
+         "the busy process throttled by its 0.1-core quota", every_s=0.2)
+    before = cpu.reading(cluster, {"this test": os.getpid()})
+    time.sleep(3)
+    went = cpu.spent(before, cpu.reading(cluster, {"this test": os.getpid()}))
+    assert 0.03 <= went["cores"]["spin"] <= 0.13, went
+    assert went["cores"]["idle"] < 0.02 and "this test" in went["cores"], went
+    assert went["throttled_share"]["spin"] > 0.5, went
+    assert went["throttled_share"].get("idle", 0.0) == 0.0, went
+    assert went["machine_busy_cores"] >= went["cores"]["spin"] - 0.02, went
 
 
 def test_the_group_disappears_when_the_node_stops(cluster):
