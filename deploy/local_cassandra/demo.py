@@ -69,7 +69,44 @@ def plot(load: Any, marks: dict[str, float], t_start: float, out: Path) -> str:
 SKIP_S = 10.0  # a YCSB client's first seconds: its JVM starting, not the cluster
 
 
-def saturated(cluster: Any, a: argparse.Namespace) -> dict[str, Any]:
+def served(session: Any) -> dict[str, Any]:
+    """Per node (by address): the replica reads and writes of the YCSB table it has served so
+    far (system_views, node-local counters: a QUORUM operation at RF 2 is two replica
+    operations) and the compactions and cleanups running on it now (sstable_tasks)."""
+    from cassandra.query import SimpleStatement
+
+    from monitor.cassandra_views import CassandraViewsSource
+
+    views = CassandraViewsSource(session, keyspaces=[cassandra_ycsb.KEYSPACE])
+    out: dict[str, Any] = {}
+    for host in session.cluster.metadata.all_hosts():
+        if host.is_up is False:
+            continue
+        parts = views.sample_host(host)
+        tasks = session.execute(SimpleStatement("SELECT keyspace_name, table_name, kind FROM "
+                                                "system_views.sstable_tasks"), timeout=5, host=host)
+        out[host.address] = {"replica_ops": sum(p.reads + p.writes for p in parts),
+                             "background_tasks": sorted(f"{t.kind} {t.keyspace_name}.{t.table_name}" for t in tasks)}
+    return out
+
+
+def per_node(cluster: Any, went: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """Each node's replica operations per second over the window and the CPU each cost it:
+    does a joined node take its share, and does a node do more work per operation than before?"""
+    rows = {}
+    for n in cluster.nodes():
+        b, e = before.get(n.address), after.get(n.address)
+        if b is None or e is None:
+            continue
+        rate = (e["replica_ops"] - b["replica_ops"]) / max(went["window_s"], 1e-9)
+        cores = went["cores"].get(n.name)
+        rows[n.name] = {"address": n.address, "replica_ops_per_s": round(rate, 1),
+                        "cpu_ms_per_replica_op": round(cores * 1000 / rate, 3) if cores and rate > 0 else None,
+                        "background_tasks": e["background_tasks"]}
+    return rows
+
+
+def saturated(cluster: Any, session: Any, a: argparse.Namespace) -> dict[str, Any]:
     """YCSB A (50/50 read/update at QUORUM, uniform keys) closed loop with many threads for
     --ycsb-s: the cluster's throughput now, with its spread over the 10-s status intervals, and
     where the CPU went meanwhile (which process ran at its cap, and whether the machine's cores
@@ -83,8 +120,11 @@ def saturated(cluster: Any, a: argparse.Namespace) -> dict[str, Any]:
 
     until(SKIP_S)
     before = cpu.reading(cluster, {"ycsb": proc.pid, "probe": os.getpid()})
+    served_before = served(session)
     until(a.ycsb_s - 1)
     after = cpu.reading(cluster, {"ycsb": proc.pid, "probe": os.getpid()})
+    served_after = served(session)
+    went = cpu.spent(before, after)  # the probe: the QUORUM loop in this process
     r = cassandra_ycsb.finish(proc, t0, "A", "run")
     rates = [rate for t, rate in r.timeline if t > SKIP_S]
     p99 = [lat["p99"] / 1000 for lat in r.latency_us.values() if "p99" in lat]
@@ -93,7 +133,7 @@ def saturated(cluster: Any, a: argparse.Namespace) -> dict[str, Any]:
             "interval_ops_per_s": {"min": round(min(rates), 1), "median": round(statistics.median(rates), 1),
                                    "max": round(max(rates), 1)} if rates else None,
             "p99_ms": round(max(p99), 1) if p99 else None, "failed": r.failed,
-            "cpu": cpu.spent(before, after)}  # the probe: the QUORUM loop in this process
+            "cpu": went, "per_node": per_node(cluster, went, served_before, served_after)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
 
         def measure(label: str) -> None:
             if a.ycsb_s:
-                capacity[label] = saturated(cluster, a)
+                capacity[label] = saturated(cluster, session, a)
 
         def sample_rss() -> None:
             for k, v in cluster.rss_mb().items():
@@ -152,6 +192,10 @@ def main(argv: list[str] | None = None) -> int:
             return {s.id: s.state for s in driver.servers()}
 
         time.sleep(a.phase_s)
+        # the first saturated run warms the JVMs (C1 compiles, caches fill): on 2026-11-26 and
+        # -27 each run of the same 3 nodes served more than the one before, so "before" is the
+        # second
+        measure("warm_up")
         measure("before")
         marks["join"] = time.time()
         node = cluster.add_node(wait=False)
@@ -164,6 +208,11 @@ def main(argv: list[str] | None = None) -> int:
                              if s != node.address), 300, "cleanup")
         actions.append({"action": "cleanup", "servers": [s for s in cluster.contact_points() if s != node.address]})
         marks["joined"] = time.time()
+        if a.ycsb_s:  # capacity, not the join's aftermath: wait for its compactions to end
+            t_settle = time.monotonic()
+            wait_for(lambda: not any(v["background_tasks"] for v in served(session).values()), 600,
+                     "the compactions after the join to end")
+            actions.append({"action": "settle", "seconds": round(time.monotonic() - t_settle, 1)})
         time.sleep(a.phase_s)
         measure("after_join")
         driver.set_stream_throughput(a.stream_mib)

@@ -61,3 +61,34 @@ def test_ycsb_workload_a_at_quorum_matches_the_monitor(cassandra_cluster: Any, c
     print(f"monitor: {seen_reads:.0f} reads, {seen_writes:.0f} writes; YCSB: {reads} reads, {updates} updates")
     assert seen_reads == pytest.approx(reads, rel=0.10)
     assert seen_writes == pytest.approx(updates, rel=0.10)
+
+
+def test_the_capacity_demo_accounts_each_nodes_share_and_cost(cassandra_cluster: Any, cassandra_session: Any) -> None:
+    """The capacity demo's account of a run (deploy/local_cassandra/demo.py, "does a node add
+    capacity?"): over a window of 2,000 YCSB operations at QUORUM, the replica operations it
+    counts on the nodes sum to RF x 2,000 (within 10 %), every node served its part, and each
+    node's CPU per replica operation is a positive figure; no compaction is left listed once
+    the nodes are idle."""
+    from deploy.local_cassandra import demo
+    from deploy.localproc import cpu
+
+    ycsb.load(cassandra_cluster, cassandra_session, RECORDS, "A", threads=2)
+    table = f"{ycsb.KEYSPACE}.{ycsb.TABLE}"
+    nodes = set(cassandra_cluster.contact_points())
+    src = CassandraViewsSource(cassandra_session)
+    poll(lambda: {p.server for p in src.sample().partitions if p.table == table} == nodes,
+         60, f"{table} in every node's system_views", every_s=0.5)
+    cpu_before, before = cpu.reading(cassandra_cluster), demo.served(cassandra_session)
+    result = ycsb.run_phase(cassandra_cluster, "A", "run", records=RECORDS, operations=OPERATIONS, seconds=600,
+                            threads=4)
+    cpu_after, after = cpu.reading(cassandra_cluster), demo.served(cassandra_session)
+    assert result.failed == 0, ycsb.summary(result)
+    went = cpu.spent(cpu_before, cpu_after)
+    rows = demo.per_node(cassandra_cluster, went, before, after)
+    print(rows)
+    assert {r["address"] for r in rows.values()} == nodes
+    total = sum(r["replica_ops_per_s"] for r in rows.values()) * went["window_s"]
+    assert total == pytest.approx(RF * OPERATIONS, rel=0.10)
+    assert all(r["replica_ops_per_s"] > 0 and r["cpu_ms_per_replica_op"] > 0 for r in rows.values()), rows
+    poll(lambda: not any(v["background_tasks"] for v in demo.served(cassandra_session).values()), 120,
+         "no compaction listed on idle nodes", every_s=1)
