@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, IO, TYPE_CHECKING
 
@@ -49,13 +49,16 @@ class Production:
         # (plan_id, steps, just finished) after each executor tick: the control plane's live
         # status and events listen here (controller.control_plane.ControlPlane.attach)
         self.step_listeners: list[Any] = []
+        # SIGTERM/SIGHUP: None leaves the process (SystemExit) once no action is in flight; a
+        # loop that must stop at a boundary of its own (the simulator's step) sets a callable
+        self.on_stop_signal: Callable[[int], None] | None = None
 
     def start(self, *, handle_sigterm: bool = True) -> None:
         """Serve the endpoint, then join the election (alone: lead at once, and say so)."""
         if isinstance(self.telemetry, Telemetry):
             self.telemetry.serve()
         if handle_sigterm:
-            install_sigterm(self.leadership)
+            install_sigterm(self.leadership, then=self.on_stop_signal)
         self.leadership.start()
         if not self.leadership.alone:
             log.info("following until elected", extra={"event": "ha.follower",

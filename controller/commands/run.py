@@ -55,13 +55,42 @@ DEMO_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "demo.yaml"
 log = logging.getLogger("metctl.run")
 
 
+class StopAtBoundary:
+    """Ctrl-C, SIGTERM and SIGHUP end a simulated run between two steps, never inside one.
+    Raised where the signal lands (Python's default), they cut the simulator's recording of a
+    step in half (its time appended, its operations not), and the report of what ran then
+    failed ("cannot reshape array of size 186 into shape (32,6)", exit 1 instead of 129).
+    The handlers only note the signal; `check` raises at a boundary (KeyboardInterrupt for
+    Ctrl-C, SystemExit(128 + signal) for the others). A second Ctrl-C raises at once, should a
+    step never end."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+
+    def note(self, signum: int) -> None:
+        self.signum = self.signum or signum
+
+    def interrupt(self, signum: int, frame: Any) -> None:
+        if self.signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.note(signum)
+
+    def check(self, now: float | None = None) -> None:
+        if self.signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        if self.signum is not None:
+            raise SystemExit(128 + self.signum)
+
+
 class PacedSimClock(SimClock):
     """Simulated time that also lets real time pass (`speed` simulated seconds per real one),
-    so a person can watch the live view. speed 0: as fast as possible."""
+    so a person can watch the live view. speed 0: as fast as possible. `boundary`: a signal
+    noted while it sleeps ends the run between two slices."""
 
-    def __init__(self, cluster: SimCluster, speed: float):
+    def __init__(self, cluster: SimCluster, speed: float, boundary: StopAtBoundary | None = None):
         super().__init__(cluster)
         self.speed = speed
+        self.boundary = boundary
 
     def sleep(self, seconds: float) -> None:
         if self.speed > 0 and seconds > 0:
@@ -75,6 +104,8 @@ class PacedSimClock(SimClock):
                 if spare > 0:
                     time.sleep(spare)
                 left -= d
+                if self.boundary is not None:
+                    self.boundary.check()
         else:
             super().sleep(seconds)
 
@@ -218,9 +249,12 @@ def _command(config_path, once, out_dir, api, observe, snapshots_dir, keep_snaps
     console = Console()
     view = LiveView()
     speed = 0.0 if once else config.simulator.run_speed
+    boundary = StopAtBoundary()
+    production = Production(config)
+    production.on_stop_signal = boundary.note
     run = build_run(config, config.simulator.scenario, observers=[view, *keepers],
-                    memory_path=config.loop.memory_path, production=Production(config),
-                    control=True, clock=lambda cluster: PacedSimClock(cluster, speed),
+                    memory_path=config.loop.memory_path, production=production,
+                    control=True, clock=lambda cluster: PacedSimClock(cluster, speed, boundary),
                     # a file, so `metctl status` shows the demo's plans (started afresh)
                     journal_path=config.executor.journal_path)
     view.run = run
@@ -229,35 +263,39 @@ def _command(config_path, once, out_dir, api, observe, snapshots_dir, keep_snaps
     terminated: SystemExit | None = None
     how = "done"
     try:
-        start_daemon(run.daemon, console)  # the console's address is the first thing printed
-        if once:
-            how = "once"
-            run.run(rounds=1)
-        elif console.is_terminal:
-            with Live(view.render(), console=console, refresh_per_second=4, transient=False) as screen, \
-                    log_stream(sys.stderr):  # Live's proxy: log lines print above the view
-                last = [0.0]
+        with _handling(boundary.interrupt, signal.SIGINT):
+            start_daemon(run.daemon, console)  # the console's address is the first thing printed
+            if once:
+                how = "once"
+                run.run(rounds=1, progress=boundary.check)
+            elif console.is_terminal:
+                with Live(view.render(), console=console, refresh_per_second=4, transient=False) as screen, \
+                        log_stream(sys.stderr):  # Live's proxy: log lines print above the view
+                    last = [0.0]
 
-                def refresh(now: float) -> None:
-                    if time.perf_counter() - last[0] > 0.2:
-                        screen.update(view.render())
-                        last[0] = time.perf_counter()
-                run.run(progress=refresh)
-                screen.update(view.render())
-        else:
-            # No terminal (CI, systemd): the live view degrades to log lines.
-            next_line = [0.0]
+                    def refresh(now: float) -> None:
+                        boundary.check()
+                        if time.perf_counter() - last[0] > 0.2:
+                            screen.update(view.render())
+                            last[0] = time.perf_counter()
+                    run.run(progress=refresh)
+                    screen.update(view.render())
+            else:
+                # No terminal (CI, systemd): the live view degrades to log lines.
+                next_line = [0.0]
 
-            def line(now: float) -> None:
-                if now >= next_line[0]:
-                    log.info(_status_line(run), extra={"event": "status"})
-                    next_line[0] = now + 300.0
-            run.run(progress=line)
+                def line(now: float) -> None:
+                    boundary.check()
+                    if now >= next_line[0]:
+                        log.info(_status_line(run), extra={"event": "status"})
+                        next_line[0] = now + 300.0
+                run.run(progress=line)
+            boundary.check()  # a signal noted in the run's last step
     except KeyboardInterrupt:
         how = "interrupted"
     except SystemExit as stop:
-        # SIGTERM: the leadership's handler leaves with SystemExit(143) once no action is in
-        # flight; the report of what ran is still written, then the exit code stands.
+        # SIGTERM/SIGHUP: noted by the leadership's handler, raised at the next step boundary
+        # (StopAtBoundary); the report of what ran is still written, then the exit code stands.
         how, terminated = "terminated", stop
     except BaseException:
         run.daemon.close()

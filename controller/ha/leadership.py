@@ -339,9 +339,9 @@ class Leadership:
                 return
 
 
-def install_sigterm(leadership: Leadership, then: Callable[[], None] | None = None) -> None:
+def install_sigterm(leadership: Leadership, then: Callable[[int], None] | None = None) -> None:
     """On SIGTERM: fence at once and hand leadership over after the action in flight; then
-    call `then` (a loop that stops by itself), or leave the process with SystemExit(143) as
+    call `then(signum)` (a loop that stops by itself), or leave the process with SystemExit(143) as
     soon as no action is in flight (never in the middle of one).
 
     SIGHUP (a closed terminal, `kill -HUP`) stops the same clean way, exit 129: metctl does not
@@ -359,7 +359,7 @@ def install_sigterm(leadership: Leadership, then: Callable[[], None] | None = No
                  extra={"event": "ha.sigterm"})
         leadership.request_release()
         if then is not None:
-            then()
+            then(signum)
         else:
             leadership.exit_when_idle(128 + signum)
 

@@ -82,7 +82,7 @@ def main() -> int:
         a.cluster,
     )
     lead.add_listener(lambda leader, why: event("leader" if leader else "follower"))
-    install_sigterm(lead, then=stop.set)
+    install_sigterm(lead, then=lambda signum: stop.set())
     lead.start()
     event("started")
 
