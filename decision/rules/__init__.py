@@ -40,8 +40,8 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     PredictedScaleOut(),  # predict_cycle_s      before the last cycle's peak: its nodes (scale-in)
     ShrinkToDemand(),     # scale_in_on_forecast the demand fits fewer nodes with room: fewer
     EvenOut(),            # even_out             a node near capacity over the mean: move off it
+    ScaleIn(),            # scale_in_on_headroom nothing overloaded (but in time), room on the rest: one less
     HoldOverloaded(),     # always               an overload nothing above helps: hold, say why
-    ScaleIn(),            # scale_in_on_headroom nothing overloaded, room on the rest: one less
     Settle(),             # move_only_what_pays  nothing to do: hold (off: MET's re-placement)
 )
 

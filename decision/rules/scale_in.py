@@ -1,5 +1,6 @@
 """Scale in (always on; the rule by `scale_in_on_headroom`): remove one node when none is
-overloaded and the rest have room for its load.
+overloaded (busy nodes that serve in time excepted: `scale_in_while_within_slo`) and the rest
+have room for its load.
 
     headroom  scale_in_on_headroom: at least one node underloaded and the mean CPU over one
               node fewer under cpu_high x scale_in_headroom; with a latency objective, every
@@ -24,6 +25,7 @@ from dataclasses import replace
 import numpy as np
 
 from decision.model import DecisionMemory, Plan, Sizing
+from decision.rules.bounds import forbid_removal
 from decision.rules.diagnose import latency_slo
 from decision.rules.moves import Move, costs, node_loads
 from decision.rules.plans import build, full_replacement
@@ -65,7 +67,7 @@ class ScaleIn(Rule):
     name = "scale_in"
 
     def propose(self, ctx: Context) -> Plan | Carry | None:
-        if ctx.overloaded or (ctx.view is not None and ctx.policy.scale_in_on_forecast):
+        if forbid_removal(ctx) or (ctx.view is not None and ctx.policy.scale_in_on_forecast):
             return None  # never while a node is overloaded; sized from demand: rules/shrink.py
         policy, current = ctx.policy, ctx.current
         may, rule = may_remove(ctx)

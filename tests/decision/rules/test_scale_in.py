@@ -128,3 +128,24 @@ def test_scale_in_moves_only_what_leaves_and_never_while_a_node_is_overloaded(sn
         assert all(a.source in gone for a in plan.actions if a.op == "move")
         assert not any(a.op in ("launch", "reconfigure", "compact") for a in plan.actions)
         assert not any(v.verdict == "overloaded" for v in plan.health.nodes)
+
+
+def test_busy_nodes_that_serve_in_time_do_not_keep_every_node_bought_for_a_tenant_gone():
+    """tenant-churn: the resident's busy regions stayed on three nodes over cpu_high (served in
+    0.8 ms against 50) while ten others idled after the newcomer left; the busy three held
+    every scale-in (`within_slo`) for the run's last 15 minutes, at 13 nodes where 4 served."""
+    cpus = [0.7, 0.7, 0.7] + [0.05] * 7
+    snap = with_latency(even(cpus), [0.8] * 3 + [0.5] * 7)
+    plan = decide(snap, SLO, DONE)
+    check_plan(snap, plan)
+    assert plan.sizing.delta == -1 and plan.summary.terminations == 1
+    gone = next(a.node for a in plan.actions if a.op == "terminate")
+    busy = {n.id for n in snap.nodes[:3]}
+    assert gone not in busy
+    assert not any(a.op == "move" and a.target in busy for a in plan.actions)
+    # switched off, the busy nodes hold it as before, and the hold says why
+    held = decide(snap, marks(latency_slo_ms=50, scale_in_while_within_slo=False), DONE)
+    assert held.is_empty and "within_slo" in held.reason
+    # a node short of capacity (slow) still forbids any removal
+    slow = decide(with_latency(even(cpus), [80.0] + [0.8] * 2 + [0.5] * 7), SLO, DONE)
+    assert slow.summary.terminations == 0
