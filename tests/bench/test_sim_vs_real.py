@@ -2,6 +2,8 @@
 started at, with the phases' tenants, and its error is against what the run measured."""
 from __future__ import annotations
 
+import pytest
+
 from bench import sim_vs_real
 
 PHASES = [{"name": "p1", "start_s": 0.0, "seconds": 60.0,
@@ -41,3 +43,22 @@ def test_the_worst_tenant_counts_the_windows_of_all_its_phases():
                "slo_attainment_by_workload": {"A-p1": 1.0, "A-p2": 0.5, "C-p1": 0.0, "C-p2": 1.0}}
     # A: (10 + 15) / 40 = 0.625; C: 30 / 40 = 0.75; the worst phase alone (C-p1, 0.0) is not it
     assert sim_vs_real.worst_tenant(summary) == 0.625
+
+
+def test_per_node_at_scales_only_the_servers_costs_by_the_error_at_that_size():
+    sim = {"hardware": {"cores": 1}, "costs": {"get_cpu_ms": 1.0, "put_cpu_ms": 2.0, "rpc_cpu_ms": 0.5,
+                                               "client_op_cpu_ms": 0.1, "rpc_floor_ms": 1.5}}
+    rows = [{"size": 1, "predicted_ops_per_s": 880.0, "measured_ops_per_s": 800.0},
+            {"size": 3, "predicted_ops_per_s": 2500.0, "measured_ops_per_s": 1700.0}]
+    scaled, factor = sim_vs_real.per_node_at(sim, rows, 3)
+    assert factor == 2500.0 / 1700.0
+    assert scaled["costs"]["get_cpu_ms"] == round(factor, 5) and scaled["costs"]["put_cpu_ms"] == round(2 * factor, 5)
+    # the client's work and the latency floor are not the server's capacity: left as measured
+    assert scaled["costs"]["client_op_cpu_ms"] == 0.1 and scaled["costs"]["rpc_floor_ms"] == 1.5
+    assert sim["costs"]["get_cpu_ms"] == 1.0  # the calibration itself untouched
+
+
+def test_per_node_at_a_size_the_scale_bench_never_ran_names_the_sizes_it_has():
+    with pytest.raises(ValueError, match="no run at 6 RegionServers.*1, 3"):
+        sim_vs_real.per_node_at({"costs": {}}, [{"size": 1, "predicted_ops_per_s": 1, "measured_ops_per_s": 1},
+                                                {"size": 3, "predicted_ops_per_s": 1, "measured_ops_per_s": 1}], 6)
