@@ -214,7 +214,7 @@ class PolicyConfig(BaseModel):
     scale_in_while_within_slo: bool = Field(
         True, description="Nodes over cpu_high whose requests are still served in time "
         "(`within_slo`) do not block scale_in_on_headroom: the least utilised node goes and its "
-        "busy partitions land on the least utilised of the rest, never on the busy ones. A "
+        "busy partitions go to the least utilised of the rest first (the coolest nodes). A "
         "tenant that left its busy regions on a few nodes otherwise kept every node bought for "
         "it (tenant-churn: 13 nodes for 15 minutes where 4 served the rest). false: any "
         "overloaded node blocks scale-in.")

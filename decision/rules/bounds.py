@@ -14,8 +14,8 @@ from decision.rules.rule import Change, Context, Rule, Veto
 def forbid_removal(ctx: Context) -> tuple[str, ...]:
     """The overloaded nodes that forbid removing one: every one, or with
     scale_in_while_within_slo those not serving their requests in time (a busy node that still
-    answers in time takes none of a removed node's load: scale-in places it on the least
-    utilised)."""
+    answers in time is the last to take a removed node's load: scale-in places it on the least
+    utilised first)."""
     keep_busy = ctx.policy.scale_in_while_within_slo
     return tuple(d.node for d in ctx.overloaded if not (keep_busy and d.bottleneck == "within_slo"))
 
