@@ -68,7 +68,7 @@ class ScaleIn(Rule):
 
     def propose(self, ctx: Context) -> Plan | Carry | None:
         if forbid_removal(ctx) or (ctx.view is not None and ctx.policy.scale_in_on_forecast):
-            return None  # never while a node is overloaded; sized from demand: rules/shrink.py
+            return None  # never while a node is short of time; sized from demand: rules/shrink.py
         policy, current = ctx.policy, ctx.current
         may, rule = may_remove(ctx)
         if may:
