@@ -76,6 +76,14 @@ def test_a_busy_node_is_throttled_at_its_cap(cluster):
          "the busy process throttled by its 0.1-core quota", every_s=0.2)
 
 
+def asleep(cluster: Sleepers, name: str) -> bool:
+    """No period of the node's group ran over half a second (the kernel counts a period only
+    when the group had something to run)."""
+    periods = cluster.groups.throttling(name).get("periods", 0)
+    time.sleep(0.5)
+    return cluster.groups.throttling(name).get("periods", 0) == periods
+
+
 def test_where_the_cpu_went_names_the_node_that_ran_at_its_cap(cluster):
     """The readings a capacity bench takes around a measurement (deploy/localproc/cpu.py): a
     spinning node in a 0.1-core slice used about 0.1 core and was throttled in most of its
@@ -85,6 +93,9 @@ def test_where_the_cpu_went_names_the_node_that_ran_at_its_cap(cluster):
     cluster.start_node("idle")
     poll(lambda: cluster.groups.throttling("spin").get("throttled", 0) >= 1, 30,
          "the busy process throttled by its 0.1-core quota", every_s=0.2)
+    # the sleeper's interpreter starts inside its 0.1-core slice too (tens of ms of CPU, longer
+    # on a loaded machine) and may be throttled while it does: measure once it is asleep
+    poll(lambda: asleep(cluster, "idle"), 30, "the sleeping node done starting", every_s=0.1)
     before = cpu.reading(cluster, {"this test": os.getpid()})
     time.sleep(3)
     went = cpu.spent(before, cpu.reading(cluster, {"this test": os.getpid()}))
