@@ -5,7 +5,8 @@ what the snapshot teaches and build the demand view the sizing rules read (rules
                are dropped (decision/demand.py; the queues are remembered for the next one)
     capacity   per profile, the CPU a request of each class costs and a request's time on an
                idle node, learned from every active node's served rates, CPU and latency
-               (decision/capacity.py); a node may run at the utilisation whose predicted p99
+               (decision/capacity.py; no latency is learned from while a plan runs or
+               within warmup_s after it); a node may run at the utilisation whose predicted p99
                stays under latency_slo_ms x (1 - slo_headroom), within [min_utilisation,
                max_utilisation]
     lead time  the last scale-out's decision to the end of its plan (the control loop records
@@ -109,7 +110,10 @@ class Measure(Rule):
         d = demands(ctx.arrays, ctx.memory.demand.queues, now)
         mem = replace(_lead(ctx.memory.demand, ctx), queues=queues_seen(d, now))
         last = ctx.memory.last_action_at
-        warming = last is not None and now - settled_since(ctx.base, last) < policy.warmup_s
+        # a plan in flight is moving data and booting nodes: latency then is cold caches and
+        # moves, not the nodes' service time (its end starts the warm-up)
+        warming = ctx.base.plan_in_flight() is not None or (
+            last is not None and now - settled_since(ctx.base, last) < policy.warmup_s)
         learned = learn_all(mem.capacity, _samples(ctx, d, warming), now,
                             half_life_s=policy.capacity_half_life_s)
         profile = new_node_profile(d)

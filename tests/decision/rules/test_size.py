@@ -11,8 +11,8 @@ from decision import decide
 from decision.model import Plan
 from decision.rules.measure import Measure
 from decision.rules.size import SizeToDemand, demand_target
-from tests.fixtures.rules import DONE, SIZED, context, marks, queues_grew, sized
-from tests.fixtures.snapshots import queued_snapshot
+from tests.fixtures.rules import DONE, SIZED, context, marks, queues_grew, sized, watched
+from tests.fixtures.snapshots import later, queued_snapshot
 
 
 def short_cluster(nodes=4, asked_over_served=1.5, cpu=0.9):
@@ -83,3 +83,18 @@ def test_the_size_chosen_carries_the_demand_at_u_max_unless_a_limit_binds(cpus, 
         assert target == 1 or (target - 1) * view.u_max < demand + 1e-9  # and no more
     else:
         assert target == limit and math.ceil(demand / view.u_max - 1e-9) >= limit
+
+
+def test_latency_while_a_plan_moves_data_teaches_nothing_about_a_nodes_speed():
+    # a calm cluster teaches its service time; while a plan runs (regions moving, caches
+    # cold) its requests take 8x as long at the same CPU: that is the plan, not the nodes
+    calm = queued_snapshot([0.5] * 4, latency_ms=5.0)
+    memory = watched(calm, SIZED)
+    cold = later(queued_snapshot([0.5] * 4, latency_ms=40.0), 30.0)
+
+    def u_max(memory):
+        return context(cold, SIZED, memory, observers=(Measure(),)).view.u_max
+
+    before = context(later(calm, 30.0), SIZED, memory, observers=(Measure(),)).view.u_max
+    assert u_max(memory.with_plan_in_flight(6)) == before
+    assert u_max(memory) < before  # the same latency with no plan running is the nodes'
