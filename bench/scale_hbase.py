@@ -11,7 +11,8 @@ with enough threads to keep every server busy (--threads-per-rs per server, plus
 Throughput is YCSB's operations per second in the measured window (its first seconds, the
 client JVM's start, skipped); p99 is the larger of YCSB's per-operation 99th percentiles (READ,
 UPDATE) over the measured run. Also kept per run: each process's CPU in the window (the
-RegionServers', the master's, ZooKeeper's, the client's), how often the RegionServers' quota
+RegionServers', the master's, ZooKeeper's, the client's; and each kind of RegionServer thread's,
+summed over the servers: RPC handlers, GC, JIT, flushes), how often the RegionServers' quota
 throttled them, what their /jmx ProcessCpuLoad read (what the monitor sees), the machine's
 load average. Sizes are interleaved within a repetition (1, 2, 3, 4, 6, then again), so a busy
 spell on this shared machine does not fall on one size only.
@@ -39,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 from deploy.local_hbase import cluster as CLUSTER  # noqa: E402
 from deploy.local_hbase import ycsb as YCSB  # noqa: E402
 from deploy.localproc.cgroups import add_quota_arguments, quota_options  # noqa: E402
-from deploy.localproc.process import cpu_s  # noqa: E402
+from deploy.localproc.process import cpu_s, threads_cpu_s  # noqa: E402
 from deploy.localproc.state import held  # noqa: E402
 
 WORKLOAD = "A"  # 50 % reads, 50 % updates: MET §3.1's tenant A
@@ -119,6 +120,7 @@ def one_run(n: int, rep: int, a: argparse.Namespace) -> dict[str, Any]:
         at_a = time.monotonic() - t0
         pids = {name: p.pid for name, p in procs.items()}
         before = {name: cpu_s(pid) for name, pid in pids.items()} | {"ycsb": cpu_s(proc.pid)}
+        threads_a = [threads_cpu_s(pids.get(p.name)) for p in rs]
         load_a = os.getloadavg()[0]
         mid = t0 + a.skip_s + a.measure_s / 2
         while time.monotonic() < mid and proc.poll() is None:
@@ -128,6 +130,7 @@ def one_run(n: int, rep: int, a: argparse.Namespace) -> dict[str, Any]:
             time.sleep(0.2)
         at_b = time.monotonic() - t0
         after = {name: cpu_s(pid) for name, pid in pids.items()} | {"ycsb": cpu_s(proc.pid)}
+        threads_b = [threads_cpu_s(pids.get(p.name)) for p in rs]
         result = YCSB.finish(proc, t0, WORKLOAD, "run")
         window = at_b - at_a
         ops = sum(rate for s, rate in result.timeline if at_a < s <= at_b)
@@ -138,6 +141,7 @@ def one_run(n: int, rep: int, a: argparse.Namespace) -> dict[str, Any]:
             cpu_cores={name: round((after[name] - before[name]) / window, 3) for name in after},
             load_avg_1min=[round(load_a, 2), round(os.getloadavg()[0], 2)],
             slices={k: v.to_dict() for k, v in cluster.slices().items()})
+        rec["rs_thread_cores"] = thread_cores(threads_a, threads_b, window)
         if cluster.quota_on:
             rec["throttled_periods"] = {
                 p.name: cluster.groups.throttling(p.name).get("throttled", 0)
@@ -151,6 +155,18 @@ def one_run(n: int, rep: int, a: argparse.Namespace) -> dict[str, Any]:
     finally:
         cluster.stop()
     return rec
+
+
+def thread_cores(before: list[dict[str, float]], after: list[dict[str, float]],
+                 window_s: float) -> dict[str, float]:
+    """Cores each kind of RegionServer thread used over the window, summed over the
+    RegionServers (a reading per server before and after), largest first."""
+    total: dict[str, float] = {}
+    for b, a in zip(before, after):
+        for kind, s in a.items():
+            total[kind] = total.get(kind, 0.0) + s - b.get(kind, 0.0)
+    return {k: round(v / window_s, 4) for k, v in sorted(total.items(), key=lambda kv: -kv[1])
+            if v > 0}
 
 
 def idle_cpu(cluster: Any, seconds: float) -> dict[str, float]:
@@ -174,9 +190,22 @@ def summarise(runs: list[dict[str, Any]], sizes: list[int]) -> dict[str, Any]:
             "rs_cores_mean": [round(statistics.mean(v for k, v in r["cpu_cores"].items() if k.startswith("rs")), 3)
                               for r in ok],
             "client_cores": [r["cpu_cores"]["ycsb"] for r in ok],
+            "rs_thread_ms_per_op": thread_ms_per_op(ok),
             "errors": [r["error"] for r in runs if r["size"] == n and "error" in r],
         }
     return out
+
+
+def thread_ms_per_op(runs: list[dict[str, Any]]) -> dict[str, float]:
+    """RegionServer CPU ms per operation by thread kind, the median over the runs that read
+    threads (runs of an older report did not): where a size's extra CPU per operation goes."""
+    per: dict[str, list[float]] = {}
+    read = [r for r in runs if r.get("rs_thread_cores") and r.get("ops_per_s")]
+    for r in read:
+        for kind, cores in r["rs_thread_cores"].items():
+            per.setdefault(kind, []).append(1000.0 * cores / r["ops_per_s"])
+    return {k: round(statistics.median(v + [0.0] * (len(read) - len(v))), 4)
+            for k, v in sorted(per.items(), key=lambda kv: -sum(kv[1]))}
 
 
 def spread(xs: list[float]) -> str:
@@ -260,6 +289,14 @@ def main(argv: list[str] | None = None) -> int:
         s = report["sizes"][str(n)]
         print(f"{n:>3} {spread(s['ops_per_s']):>24} {spread(s['p99_ms']):>24} "
               f"{report['ratio'].get(str(n), float('nan')):>6}")
+    kinds = [k for k in report["sizes"][str(sizes[0])]["rs_thread_ms_per_op"]][:6]
+    if kinds:
+        print("\nRegionServer CPU ms per operation, by thread kind (median over repetitions)")
+        print(f"{'RS':>3} " + " ".join(f"{k[:16]:>16}" for k in kinds) + f" {'all threads':>12}")
+        for n in sizes:
+            t = report["sizes"][str(n)]["rs_thread_ms_per_op"]
+            print(f"{n:>3} " + " ".join(f"{t.get(k, 0.0):>16.4f}" for k in kinds)
+                  + f" {sum(t.values()):>12.4f}")
     if "4" in report["ratio"] and sizes[0] == 1:
         print(f"4 RegionServers / 1: {report['ratio']['4']} (bar 2.5, goal 3)")
     print(f"{out / 'report.json'} ({report['wall_s']} s)")

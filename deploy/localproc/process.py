@@ -87,6 +87,38 @@ def cpu_s(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def thread_kind(name: str) -> str:
+    """A thread's kind from its name: the name without its number (the JVM names its pools
+    `GC Thread#3`, `C2 CompilerThre…`, HBase `RpcServer.default.FPBQ.Fifo.handler=12…`, cut to
+    15 characters by the kernel), so the threads of one pool add up."""
+    return name.rstrip("0123456789#=-_.").strip() or name.strip() or "?"
+
+
+def threads_cpu_s(pid: int | None) -> dict[str, float]:
+    """CPU seconds (user + system) each kind of thread of `pid` has used so far, by
+    `thread_kind` of its name (/proc/PID/task/TID/comm); threads that ended are not counted
+    (a pool's threads live as long as the process). Empty for no PID or a process that is
+    gone. Two readings over a window say which of a process's threads spent its CPU: GC, JIT,
+    RPC handlers, flushes."""
+    if not pid:
+        return {}
+    out: dict[str, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return {}
+    for task in tasks:
+        try:
+            name = (task / "comm").read_text().strip()
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the thread ended between the listing and the read
+            continue
+        kind = thread_kind(name)
+        out[kind] = out.get(kind, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
 def tail(path: str | Path, lines: int = 30) -> str:
     try:
         return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
