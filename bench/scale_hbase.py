@@ -18,7 +18,7 @@ load average. Sizes are interleaved within a repetition (1, 2, 3, 4, 6, then aga
 spell on this shared machine does not fall on one size only.
 
     .venv/bin/python bench/scale_hbase.py [--sizes 1,2,3,4,6] [--repetitions 3] [--records 24000]
-        [--measure-s 60] [--idle-s 0] [--slices FILE] [--out out/scale-hbase] [--lock FILE] [--resume]
+        [--measure-s 60] [--idle-s 0] [--busy-beside 0 [--busy-beside-cores C]] [--slices FILE] [--out out/scale-hbase] [--lock FILE] [--resume]
 
 Writes OUT/report.json: {"sizes": {"1": {"ops_per_s": [...], "p99_ms": [...], ...}, ...},
 "ratio": {"4": ops(4) / ops(1), ...}, "runs": [...]} and prints the curve.
@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -39,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from deploy.local_hbase import cluster as CLUSTER  # noqa: E402
 from deploy.local_hbase import ycsb as YCSB  # noqa: E402
-from deploy.localproc.cgroups import add_quota_arguments, quota_options  # noqa: E402
+from deploy.localproc.cgroups import Slice, add_quota_arguments, quota_options  # noqa: E402
 from deploy.localproc.process import cpu_s, threads_cpu_s  # noqa: E402
 from deploy.localproc.state import held  # noqa: E402
 
@@ -90,6 +91,7 @@ def one_run(n: int, rep: int, a: argparse.Namespace) -> dict[str, Any]:
     cluster = CLUSTER.LocalHBase(work / "hbase", rs_heap_mb=a.rs_heap_mb, **quota_options(a))
     cluster.stop()  # an earlier run's, if it was killed
     rec: dict[str, Any] = {"size": n, "repetition": rep}
+    beside: list[subprocess.Popen] = []
     t_setup = time.monotonic()
     try:
         cluster.start(rs=n, timeout_s=600)
@@ -114,6 +116,7 @@ def one_run(n: int, rep: int, a: argparse.Namespace) -> dict[str, Any]:
         rs = [p for p in cluster.region_servers() if cluster.running(p.name)]
         procs = cluster.procs()
         throttled_before = {p.name: cluster.groups.throttling(p.name) for p in rs} if cluster.quota_on else {}
+        beside = start_beside(a.busy_beside, cluster, a.busy_beside_cores)  # stopped in `finally` whatever happens
         proc, t0 = YCSB.start(cluster, WORKLOAD, "run", seconds=a.skip_s + a.measure_s, **kw)
         while time.monotonic() - t0 < a.skip_s and proc.poll() is None:
             time.sleep(0.2)
@@ -132,6 +135,8 @@ def one_run(n: int, rep: int, a: argparse.Namespace) -> dict[str, Any]:
         after = {name: cpu_s(pid) for name, pid in pids.items()} | {"ycsb": cpu_s(proc.pid)}
         threads_b = [threads_cpu_s(pids.get(p.name)) for p in rs]
         result = YCSB.finish(proc, t0, WORKLOAD, "run")
+        stop_beside(beside, cluster)
+        beside = []
         window = at_b - at_a
         ops = sum(rate for s, rate in result.timeline if at_a < s <= at_b)
         rec.update(
@@ -140,7 +145,8 @@ def one_run(n: int, rep: int, a: argparse.Namespace) -> dict[str, Any]:
             latency_ms={op: {k: round(v / 1000, 2) for k, v in lat.items()} for op, lat in result.latency_us.items()},
             cpu_cores={name: round((after[name] - before[name]) / window, 3) for name in after},
             load_avg_1min=[round(load_a, 2), round(os.getloadavg()[0], 2)],
-            slices={k: v.to_dict() for k, v in cluster.slices().items()})
+            slices={k: v.to_dict() for k, v in cluster.slices().items()}, busy_beside=a.busy_beside,
+            busy_beside_cores=a.busy_beside_cores)
         rec["rs_thread_cores"] = thread_cores(threads_a, threads_b, window)
         if cluster.quota_on:
             rec["throttled_periods"] = {
@@ -153,6 +159,7 @@ def one_run(n: int, rep: int, a: argparse.Namespace) -> dict[str, Any]:
         rec["error"] = f"{type(e).__name__}: {e}"
         log(f"{n} RS rep {rep}: FAILED {rec['error']}")
     finally:
+        stop_beside(beside, cluster)
         cluster.stop()
     return rec
 
@@ -167,6 +174,35 @@ def thread_cores(before: list[dict[str, float]], after: list[dict[str, float]],
             total[kind] = total.get(kind, 0.0) + s - b.get(kind, 0.0)
     return {k: round(v / window_s, 4) for k, v in sorted(total.items(), key=lambda kv: -kv[1])
             if v > 0}
+
+
+# A process that reads random cache lines of a 64 MiB array for ever: what other tenants of a
+# shared machine do to a node's CPU caches and memory bandwidth, with no quota and at nice 19
+# so it only takes cycles the cluster leaves.
+BUSY = ("import random\nb = bytearray(64 << 20)\nn = len(b) - 1\nr = random.Random(1)\n"
+        "while True:\n    for _ in range(100000):\n        b[r.randint(0, n)] += 1\n")
+
+
+def start_beside(n: int, cluster: Any = None, cores: float | None = None) -> list[subprocess.Popen]:
+    """`n` BUSY processes (none for 0), started now: at nice 19 with no cap, or, given `cores`,
+    at normal priority each in a group of the cluster capped at `cores` (as a RegionServer's
+    slice is): the other tenants of a machine whose CPU is sliced."""
+    nice = [] if cores else ["nice", "-n", "19"]
+    procs = [subprocess.Popen([*nice, sys.executable, "-c", BUSY], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL) for _ in range(n)]
+    if cores:
+        for k, p in enumerate(procs):
+            cluster.groups.apply(f"beside{k + 1}", Slice(cpu_cores=cores, cpu_shares=1024))
+            cluster.groups.join(f"beside{k + 1}", p.pid)
+    return procs
+
+
+def stop_beside(procs: list[subprocess.Popen], cluster: Any = None) -> None:
+    for k, p in enumerate(procs):
+        p.kill()
+        p.wait()
+        if cluster is not None and cluster.quota_on:
+            cluster.groups.remove(f"beside{k + 1}")
 
 
 def idle_cpu(cluster: Any, seconds: float) -> dict[str, float]:
@@ -225,6 +261,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--measure-s", type=float, default=60)
     ap.add_argument("--idle-s", type=float, default=0,
                     help="before the warm-up, measure each process's CPU this long with no client (0: not)")
+    ap.add_argument("--busy-beside", type=int, default=0,
+                    help="during each measured run, this many processes at nice 19 read random memory beside "
+                         "the cluster (what a shared machine's other work does to the nodes' CPU caches)")
+    ap.add_argument("--busy-beside-cores", type=float, default=None,
+                    help="with --busy-beside: each of those processes at normal priority, capped at this many "
+                         "cores in its own group (as many more RegionServers' slices would be)")
     ap.add_argument("--threads-base", type=int, default=8)
     ap.add_argument("--threads-per-rs", type=int, default=12)
     ap.add_argument("--rs-heap-mb", type=int, default=384)
@@ -241,6 +283,10 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         print(f"scale-hbase: --sizes: expected positive whole numbers separated by commas, got {a.sizes!r}",
               file=sys.stderr)
+        return 2
+    if a.busy_beside_cores is not None and (a.no_quota or not 0.01 <= a.busy_beside_cores <= 1024):
+        print(f"scale-hbase: --busy-beside-cores: expected 0.01..1024 cores on quota'd nodes, got "
+              f"{a.busy_beside_cores}{' with --no-quota' if a.no_quota else ''}", file=sys.stderr)
         return 2
     if a.repetitions < 1:
         print(f"scale-hbase: --repetitions: expected at least 1, got {a.repetitions}", file=sys.stderr)

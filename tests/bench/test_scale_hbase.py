@@ -24,3 +24,12 @@ def test_ms_per_operation_by_kind_is_the_median_of_the_runs_that_read_threads():
     assert per_op["handler"] == pytest.approx(0.1)     # 0.1, 0.2, 0.1 ms
     assert per_op["GC Thread"] == pytest.approx(0.02)  # 0.02, 0 (none read), 0.05 ms
     assert bench.thread_ms_per_op([{"ops_per_s": 900.0}]) == {}
+
+
+@pytest.mark.parametrize("args", [["--busy-beside-cores", "0"], ["--busy-beside-cores", "0.2", "--no-quota"],
+                                  ["--sizes", "0"]])
+def test_a_bad_argument_is_one_line_and_exit_2_before_anything_starts(args, capsys, tmp_path):
+    assert bench.main([*args, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("scale-hbase: --") and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
