@@ -11,7 +11,9 @@ target (default 0.99) and its node-minutes, the oracle's node-minutes (the small
 serves each minute's offered load within the SLO at steady state), the reactive oracle's (the
 same per-minute sizes learnt only as each minute starts, its nodes serving a boot + join later:
 the fewest spare nodes with which it meets the target, controller/reactive_oracle.py) and the
-share of the static-to-oracle savings that leaves to a policy that does not forecast, and for
+share of the static-to-oracle savings that leaves to a policy that does not forecast, the most
+minutes a policy starting at the scenario's own size can meet (those before a node launched at
+once serves, needing more than that size, are lost to every policy), and for
 every policy and static size its attainment, node-minutes and the two cost ratios, counted only
 where it meets the target (controller/cost.py). Mean (min–max) over seeds.
 
@@ -46,7 +48,7 @@ from controller.cost import (  # noqa: E402
     DEFAULT_TARGET, check_target, cost_at_slo, oracle_per_minute, smallest_static, spread, static_over_oracle,
 )
 from controller.harness import build_run  # noqa: E402
-from controller.reactive_oracle import least_headroom  # noqa: E402
+from controller.reactive_oracle import least_headroom, start_ceiling  # noqa: E402
 from controller.report import summarize  # noqa: E402
 from simulator.cluster import _with_scenario_hardware  # noqa: E402
 from simulator.scenario import load_scenario, resolve_scenario_path  # noqa: E402
@@ -130,7 +132,8 @@ def _simulate(job: dict[str, Any]) -> dict[str, Any]:
         per = oracle_per_minute(sc, hardware)
         return {"oracle_node_minutes": None if None in per else float(sum(per)),
                 "oracle_peak_nodes": None if None in per else max(per), "oracle_per_minute": per,
-                "lead_minutes": math.ceil((hardware.actions.vm_boot_s + hardware.actions.rs_join_s) / 60 - 1e-9)}
+                "lead_minutes": math.ceil((hardware.actions.vm_boot_s + hardware.actions.rs_join_s) / 60 - 1e-9),
+                "initial_nodes": sc.initial_nodes}
     name = cfg.policy.name if job["config"] else job["policy"]
     run = build_run(cfg, sc, policy=name)
     run.run()
@@ -188,8 +191,8 @@ def run_grid(jobs: list[dict[str, Any]], cache: Path, workers: int, *, quiet: bo
     todo = []
     for i, k in enumerate(keys):
         got = cached_result(cache / f"{k}.json")
-        if got is not None and jobs[i]["policy"] == "oracle" and "oracle_per_minute" not in got:
-            got = None  # kept before the reactive oracle read the per-minute sizes
+        if got is not None and jobs[i]["policy"] == "oracle" and "initial_nodes" not in got:
+            got = None  # kept before the reactive oracle read the per-minute sizes and initial size
         results.append(got)
         if results[-1] is None:
             todo.append(i)
@@ -276,6 +279,7 @@ def judge(jobs, results, scenarios, policies, seeds, target) -> dict[str, Any]:
             "reactive_node_minutes": spread([r["node_minutes"] if r else None for r in reactive.values()]),
             "reactive_savings_captured": spread([r["savings_captured"] if r else None
                                                  for r in reactive.values()]),
+            "start_ceiling": spread([r["start_ceiling"] if r else None for r in reactive.values()]),
             "rows": rows}
     return table
 
@@ -294,7 +298,8 @@ def reactive_oracle(oracle: dict[str, Any], static: dict[str, Any] | None, targe
         saved = ((static["node_minutes"] - got.node_minutes)
                  / (static["node_minutes"] - oracle["oracle_node_minutes"]))
     return {"headroom": got.headroom, "lead_minutes": got.lead_minutes, "node_minutes": got.node_minutes,
-            "minutes_met": got.attainment, "savings_captured": saved}
+            "minutes_met": got.attainment, "savings_captured": saved,
+            "start_ceiling": start_ceiling(per, int(oracle["lead_minutes"]), int(oracle["initial_nodes"]))}
 
 
 def _fmt(sp: dict[str, Any], f: str = "{:.3f}") -> str:
@@ -320,12 +325,13 @@ def markdown(table: dict[str, Any], target: float, seeds: list[int]) -> str:
                          f"{_fmt(r['node_minutes'], '{:.0f}')} | {_fmt(r['vs_smallest_static'])} | {_fmt(r['vs_oracle'])} |")
     lines += ["", "| scenario | smallest static meeting the SLO (nodes) | its node-min | oracle node-min | "
               "smallest SLO static / oracle | reactive oracle: spare nodes | its node-min | "
-              "savings it captures |", "|---|---|---|---|---|---|---|---|"]
+              "savings it captures | most minutes a start at the scenario's size can meet |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for sc, t in table.items():
         lines.append(f"| {sc} | {_fmt(t['static_size'], '{:.0f}')} | {_fmt(t['static_node_minutes'], '{:.0f}')} | "
                      f"{_fmt(t['oracle'], '{:.0f}')} | {_fmt(t['smallest_static_over_oracle'])} | "
                      f"{_fmt(t['reactive_headroom'], '{:.0f}')} | {_fmt(t['reactive_node_minutes'], '{:.0f}')} | "
-                     f"{_fmt(t['reactive_savings_captured'], '{:.2f}')} |")
+                     f"{_fmt(t['reactive_savings_captured'], '{:.2f}')} | {_fmt(t['start_ceiling'])} |")
     return "\n".join(lines)
 
 

@@ -78,6 +78,17 @@ def follow(needed: Sequence[int], lead_minutes: int, headroom: int) -> Follow:
     return Follow(tuple(billed), tuple(ready_at), tuple(met))
 
 
+def start_ceiling(needed: Sequence[int], lead_minutes: int, initial_nodes: int) -> float:
+    """The most minutes any policy that starts with the scenario's `initial_nodes` can meet: a
+    node it launches in the first minute serves from minute `lead_minutes`, so every earlier
+    minute that needs more than `initial_nodes` is lost whatever it does (1.0 for a scenario
+    that starts with enough; every later minute counted as met)."""
+    if not len(needed):
+        return 1.0
+    lost = sum(1 for need in needed[:max(lead_minutes, 0)] if int(need) > initial_nodes)
+    return 1.0 - lost / len(needed)
+
+
 def least_headroom(needed: Sequence[int], lead_minutes: int, target: float) -> LeastHeadroom:
     """The fewest spare nodes with which the reactive oracle meets `target` of the minutes (a
     headroom of the largest need always does: it never has fewer ready nodes than that)."""

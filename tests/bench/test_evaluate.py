@@ -52,6 +52,7 @@ def test_tiny_grid_scores_caches_and_writes_the_table(tmp_path, capsys):
     # costs what the oracle does
     reactive = t["reactive_oracle"]["1"]
     assert reactive["headroom"] == 0 and reactive["node_minutes"] == oracle and reactive["minutes_met"] == 1.0
+    assert reactive["start_ceiling"] == 1.0  # 3 nodes from the start carry it
     assert static1["vs_smallest_static"]["mean"] is None  # a run that fails tenants has no cost ratio
     assert t["smallest_static_meeting_slo"]["1"]["size"] == 3
     assert static3["vs_smallest_static"]["mean"] == pytest.approx(1.0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from controller.reactive_oracle import follow, least_headroom
+from controller.reactive_oracle import follow, least_headroom, start_ceiling
 
 
 def test_without_a_lead_it_is_the_oracle():
@@ -61,3 +61,13 @@ def test_more_spare_nodes_never_miss_more_minutes(needs, lead, target):
     assert all(r <= b for r, b in zip(run.ready, run.billed))
     if run.attainment == 1.0:
         assert run.node_minutes >= sum(needs)
+
+
+def test_a_start_below_the_first_minutes_need_loses_those_minutes_to_every_policy():
+    needs = [6, 7, 7, 5, 9, 9, 4, 4, 4, 4]
+    # 5 nodes at the start; a node launched in minute 0 serves from minute 3: minutes 0-2 need
+    # more than 5 and are lost whatever a policy does; minute 4's 9 comes after the lead
+    assert start_ceiling(needs, lead_minutes=3, initial_nodes=5) == pytest.approx(0.7)
+    assert start_ceiling(needs, lead_minutes=3, initial_nodes=7) == 1.0
+    assert start_ceiling(needs, lead_minutes=0, initial_nodes=1) == 1.0  # nodes at once
+    assert start_ceiling([], lead_minutes=3, initial_nodes=1) == 1.0
