@@ -177,8 +177,8 @@ def thread_cores(before: list[dict[str, float]], after: list[dict[str, float]],
 
 
 # A process that reads random cache lines of a 64 MiB array for ever: what other tenants of a
-# shared machine do to a node's CPU caches and memory bandwidth, with no quota and at nice 19
-# so it only takes cycles the cluster leaves.
+# shared machine do to a node's CPU caches and memory bandwidth (at nice 19 it takes only the
+# cycles the cluster leaves; capped like a RegionServer, it competes as one would).
 BUSY = ("import random\nb = bytearray(64 << 20)\nn = len(b) - 1\nr = random.Random(1)\n"
         "while True:\n    for _ in range(100000):\n        b[r.randint(0, n)] += 1\n")
 
@@ -335,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
         s = report["sizes"][str(n)]
         print(f"{n:>3} {spread(s['ops_per_s']):>24} {spread(s['p99_ms']):>24} "
               f"{report['ratio'].get(str(n), float('nan')):>6}")
-    kinds = [k for k in report["sizes"][str(sizes[0])]["rs_thread_ms_per_op"]][:6]
+    kinds = list(report["sizes"][str(sizes[0])]["rs_thread_ms_per_op"])[:6]
     if kinds:
         print("\nRegionServer CPU ms per operation, by thread kind (median over repetitions)")
         print(f"{'RS':>3} " + " ".join(f"{k[:16]:>16}" for k in kinds) + f" {'all threads':>12}")
