@@ -81,9 +81,15 @@ def cpu_s(pid: int | None) -> float:
     if not pid:
         return 0.0
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return _stat_cpu_s(Path(f"/proc/{pid}/stat").read_text())
     except OSError:
         return 0.0
+
+
+def _stat_cpu_s(stat: str) -> float:
+    """utime + stime of a /proc .../stat line, in seconds (the command name, in parentheses,
+    may hold spaces: the fields are counted after its closing one)."""
+    fields = stat.rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
@@ -103,7 +109,6 @@ def threads_cpu_s(pid: int | None) -> dict[str, float]:
     if not pid:
         return {}
     out: dict[str, float] = {}
-    tick = os.sysconf("SC_CLK_TCK")
     try:
         tasks = list(Path(f"/proc/{pid}/task").iterdir())
     except OSError:
@@ -111,11 +116,11 @@ def threads_cpu_s(pid: int | None) -> dict[str, float]:
     for task in tasks:
         try:
             name = (task / "comm").read_text().strip()
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            spent = _stat_cpu_s((task / "stat").read_text())
         except OSError:  # the thread ended between the listing and the read
             continue
         kind = thread_kind(name)
-        out[kind] = out.get(kind, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+        out[kind] = out.get(kind, 0.0) + spent
     return out
 
 
