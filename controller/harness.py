@@ -4,7 +4,9 @@ Recorder of what the loop did. `metctl simulate`, `metctl run` (on the demo conf
 benches and the tests build their simulated runs here."""
 from __future__ import annotations
 
+import fcntl
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,16 +92,47 @@ class SimulatedBackend:
         self.sources: list[MetricsSource] = [SimMetricsSource(self.cluster)]
         self.infrastructure = SimInfrastructure(self.cluster)
         self.datastore = SimDataStore(self.cluster)
+        self._in_use: int | None = None
         if journal_path and journal_path != ":memory:" and not journal_path.startswith("file:"):
-            for old in (journal_path, *(journal_path + x for x in ("-wal", "-shm", "-journal"))):
-                Path(old).unlink(missing_ok=True)
-        self.journal = Journal(journal_path or ":memory:")
+            self._in_use = _start_afresh(journal_path)
+        try:
+            self.journal = Journal(journal_path or ":memory:")
+        except BaseException:
+            self.close_lock()
+            raise
+        if self._in_use is not None:
+            fcntl.flock(self._in_use, fcntl.LOCK_SH)  # made: others may share it now
         # the console's latency chart: each simulated workload, against the scenario's objective
         self.tenants: Callable[[], dict[str, float]] | None = sim_tenants(self.cluster)
         self.slo_ms: float | None = scenario.slo_latency_ms
 
     def close(self) -> None:
         self.journal.close()
+        self.close_lock()
+
+    def close_lock(self) -> None:
+        if self._in_use is not None:
+            os.close(self._in_use)  # its lock goes with it
+            self._in_use = None
+
+
+def _start_afresh(journal_path: str) -> int:
+    """Remove the journal (and SQLite's files beside it) unless another simulated run has it
+    open; returns the descriptor of its `.in-use` file, locked exclusive (the caller creates
+    the journal, then shares the lock) or shared. Two instances of one simulated run (HA, in a
+    test or a demo) share a state directory: the second must not delete the journal the first
+    has open under it (SQLite then fails with "disk I/O error"), so it waits for the first to
+    have made it and shares it."""
+    Path(journal_path).parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # as the journal's
+    fd = os.open(journal_path + ".in-use", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fcntl.flock(fd, fcntl.LOCK_SH)  # once the one that starts it afresh has made it
+        return fd
+    for old in (journal_path, *(journal_path + x for x in ("-wal", "-shm", "-journal"))):
+        Path(old).unlink(missing_ok=True)
+    return fd
 
 
 def simulated_config(config: MetctlConfig, scenario: Scenario, *, policy: str | None = None

@@ -92,3 +92,24 @@ def test_a_scenario_whose_length_is_not_whole_ticks_runs_to_its_end(small_scenar
     run.run()
     assert 38.187 <= run.cluster.t < 38.187 + run.cluster.settings.tick_s
     assert run.cluster.recording().ops.sum() > 0
+
+
+def test_a_second_instance_on_one_journal_shares_it_and_a_later_run_starts_afresh(small_scenario, tmp_path):
+    # two instances of one simulated run (HA) share a state directory: the second must not
+    # delete the journal the first has open (SQLite: "disk I/O error"); a run after both
+    # ended starts from an empty journal
+    journal = str(tmp_path / "journal.sqlite")
+
+    def instance():
+        return build_run(quiet_config(), small_scenario(duration_s=60), policy="static", journal_path=journal)
+
+    first = instance()
+    first.backend.journal.create_plan("p-1", "c", {}, [], 1.0)
+    second = instance()
+    first.backend.journal.create_plan("p-2", "c", {}, [], 2.0)  # after the second opened
+    assert second.backend.journal.plan_ids() == ["p-2", "p-1"]  # one journal, both see it
+    first.backend.close()
+    second.backend.close()
+    later = instance()
+    assert later.backend.journal.plan_ids() == []
+    later.backend.close()
