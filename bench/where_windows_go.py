@@ -9,7 +9,9 @@ when a region started opening elsewhere (a policy's move, the store's balancer, 
 `--warm-moves` is a what-if about the simulator, not a model of any HBase setting: every
 region that opens after the start does so with its caches as warm as if it had always been
 there, so the run shows what the cold caches of moved regions cost the policy (a moved region's
-first reads are block-cache misses served from the DataNodes' disks, docs/simulator.md).
+first reads are block-cache misses served from the DataNodes' disks, docs/simulator.md). Its
+real counterpart, prefetch on open (a profile's `prefetch_on_open`), is modelled with its
+costs: the disk and CPU the read takes and the blocks it pushes out; this is its free bound.
 
     .venv/bin/python bench/where_windows_go.py --scenario steady-growth \\
         --config my-policy.yaml [--seed 1] [--warm-moves]

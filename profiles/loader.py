@@ -2,7 +2,7 @@
 validated, and rendered to the HBase settings a RegionServer restarts with.
 
 A profile is three numbers — block cache and memstore as fractions of the RegionServer heap,
-and the HFile block size — MET Table 1 for the four groups and HBase 2.6's stock values for
+and the HFile block size — and whether regions prefetch their files as they open; MET Table 1 for the four groups and HBase 2.6's stock values for
 `default`. HBase refuses to start when block cache + memstore exceed 0.8 of the heap (it keeps
 20 % for everything else), so such a profile is bad input; above 0.65 metctl warns, as MET's
 authors advise leaving room for the rest of the RegionServer.
@@ -52,6 +52,11 @@ class NodeProfile(BaseModel):
     block_size_kb: int = Field(
         ..., gt=0, le=16384, description="HFile block size in KiB: the column-family BLOCKSIZE "
         "recommended for tables served by this profile (advisory).")
+    prefetch_on_open: bool = Field(
+        False, description="Read a region's store files into the block cache as it opens "
+        "(hbase.rs.prefetchblocksonopen, HBASE-9857; HBase's default: false), so a region that "
+        "moves here serves from memory within seconds instead of warming miss by miss. The "
+        "HBase guide advises against it when the node's data does not fit its block cache.")
     extra_settings: dict[str, str] = Field(
         default_factory=dict, description="Further hbase-site.xml properties for this profile, "
         "rendered as given (e.g. hbase.hregion.memstore.flush.size).")
@@ -155,6 +160,8 @@ def render_hbase_settings(profile: NodeProfile | str) -> dict[str, str]:
     settings = {
         "hfile.block.cache.size": _fraction(p.block_cache_fraction),
         "hbase.regionserver.global.memstore.size": _fraction(p.memstore_fraction),
+        # always rendered: a node restarting into a profile without it must not keep it
+        "hbase.rs.prefetchblocksonopen": "true" if p.prefetch_on_open else "false",
     }
     settings.update(p.extra_settings)
     return settings

@@ -48,18 +48,39 @@ def update(regions: Regions, nodes: Sequence[SimNode], profiles: Mapping[str, Pr
     # a region that is not read yet still gets a token rate so the cache model sees it
     seg_rate = np.concatenate([hot_rate[idx], cold_rate[idx]]) + 1e-9
     cache_blocks = h.heap_mb * cache * 1024.0 / np.maximum(block, 1e-9)
-    hit = capacity.che_hit_ratios(seg_node, seg_blocks, seg_rate, cache_blocks)
+    times = capacity.che_times(seg_node, seg_blocks, seg_rate, cache_blocks)
+    hit = capacity.che_hit_ratios(seg_node, seg_blocks, seg_rate, cache_blocks, times=times)
     age = t - regions.opened_at[idx]
     seg_age = np.concatenate([age, age])
-    warm = capacity.che_hit_ratios(seg_node, seg_blocks, seg_rate, cache_blocks, seg_age_s=seg_age)
     m = idx.size
     hr = regions.hot_req[idx]
     steady = hr * hit[:m] + (1.0 - hr) * hit[m:]
+    cached_kb = (hot_blocks * hit[:m] + cold_blocks * hit[m:]) * b
+    # Prefetch on open (simulator.background): the share `pf` of a region's files read so far
+    # is in the cache whatever was requested. Where the node's data does not fit its cache,
+    # that is more than the region keeps in the steady state, and the LRU makes room by
+    # evicting the blocks read least recently, other regions' included; the surplus leaves
+    # once unread for the node's characteristic time T (Che). Meanwhile the other regions
+    # warm as in a cache that much smaller: the HBase guide's warning, priced.
+    pf = regions.prefetched[idx]
+    surplus_kb = np.where((pf > 0) & (age < times[node]),
+                          np.maximum(pf * size_kb - cached_kb, 0.0), 0.0)
+    if np.any(surplus_kb > 0):
+        room = np.maximum(cache_blocks - np.bincount(node, weights=surplus_kb / b,
+                                                     minlength=len(cache_blocks)), 0.0)
+        warm = capacity.che_hit_ratios(seg_node, seg_blocks, seg_rate, room, seg_age_s=seg_age)
+    else:
+        warm = capacity.che_hit_ratios(seg_node, seg_blocks, seg_rate, cache_blocks,
+                                       seg_age_s=seg_age, times=times)
+    # a block is cached if the prefetch read it or a request did since the region opened,
+    # never beyond the steady state's share
+    seg_pf = np.concatenate([pf, pf])
+    warm = np.minimum(hit, 1.0 - (1.0 - seg_pf) * (1.0 - warm))
     now = hr * warm[:m] + (1.0 - hr) * warm[m:]
     regions.hit[idx] = steady
     # warmth: the share of the steady-state hit ratio reached since the region opened
     regions.warmth[idx] = np.where(steady > 0, np.minimum(1.0, now / np.maximum(steady, 1e-12)), 1.0)
-    regions.cached_kb[idx] = (hot_blocks * hit[:m] + cold_blocks * hit[m:]) * b
+    regions.cached_kb[idx] = cached_kb
     # A block the block cache misses is read through the DataNode from its files, and
     # Linux keeps recently read file pages in the page cache (HDFS does not bypass it), so
     # it costs a disk read only when it is in neither. Both are LRU-like and see the same
@@ -78,4 +99,5 @@ def update(regions: Regions, nodes: Sequence[SimNode], profiles: Mapping[str, Pr
         page = capacity.che_hit_ratios(seg_node, seg_blocks, seg_rate, page_blocks,
                                        seg_age_s=np.concatenate([page_age, page_age]))
         mem = np.maximum(mem, page)
+    mem = np.maximum(mem, warm)  # what the block cache holds is in memory
     regions.mem_hit[idx] = hr * mem[:m] + (1.0 - hr) * mem[m:]

@@ -99,24 +99,12 @@ def put_disk_ms(size_mb: np.ndarray, flush_mb: np.ndarray, c: CostSettings, h: H
     return mb / h.disk_seq_mb_s * 1000.0
 
 
-def che_hit_ratios(seg_node: np.ndarray, seg_blocks: np.ndarray, seg_rate: np.ndarray,
-                   cache_blocks: np.ndarray, iterations: int = 64,
-                   seg_age_s: np.ndarray | None = None) -> np.ndarray:
-    """Hit ratio of every cache segment (a group of blocks read at the same rate per block).
-
-    seg_node: node index of each segment; seg_blocks: blocks in it; seg_rate: block reads per
-    second on the whole segment; cache_blocks: capacity per node. Vectorised bisection on
-    log T for all nodes at once.
-
-    seg_age_s (optional): seconds since the segment's region opened on the node with an empty
-    cache. Warm-up follows the same approximation: under independent references a block is
-    cached iff it was read within the last T seconds (Che et al. 2002), and a cache that
-    started empty `age` seconds ago holds it iff it was read since then, so the hit ratio is
-    1 − exp(−λ·min(T, age)). (HBase caches a block when a read misses it, cacheDataOnRead
-    default true, and prefetch on open is off by default: a region that moves starts cold.)"""
+def che_times(seg_node: np.ndarray, seg_blocks: np.ndarray, seg_rate: np.ndarray,
+              cache_blocks: np.ndarray, iterations: int = 64) -> np.ndarray:
+    """Each node's characteristic time T (s): a block stays cached iff it was read within the
+    last T seconds (Che et al. 2002); inf where everything that is read fits. Arguments as
+    for che_hit_ratios. Vectorised bisection on log T for all nodes at once."""
     n_nodes = cache_blocks.shape[0]
-    if seg_node.size == 0:
-        return np.zeros(0)
     lam = np.where(seg_blocks > 0, seg_rate / np.maximum(seg_blocks, 1e-12), 0.0)
     total_blocks = np.bincount(seg_node, weights=seg_blocks * (lam > 0), minlength=n_nodes)
     fits = total_blocks <= cache_blocks  # everything that is read fits: all hits
@@ -129,7 +117,32 @@ def che_hit_ratios(seg_node: np.ndarray, seg_blocks: np.ndarray, seg_rate: np.nd
         over = occ > cache_blocks
         hi = np.where(over, mid, hi)
         lo = np.where(over, lo, mid)
-    t = np.where(fits, np.inf, np.exp(0.5 * (lo + hi)))[seg_node]
+    return np.where(fits, np.inf, np.exp(0.5 * (lo + hi)))
+
+
+def che_hit_ratios(seg_node: np.ndarray, seg_blocks: np.ndarray, seg_rate: np.ndarray,
+                   cache_blocks: np.ndarray, iterations: int = 64,
+                   seg_age_s: np.ndarray | None = None, times: np.ndarray | None = None
+                   ) -> np.ndarray:
+    """Hit ratio of every cache segment (a group of blocks read at the same rate per block).
+
+    seg_node: node index of each segment; seg_blocks: blocks in it; seg_rate: block reads per
+    second on the whole segment; cache_blocks: capacity per node; times: che_times' result
+    for the same arguments when the caller has it already.
+
+    seg_age_s (optional): seconds since the segment's region opened on the node with an empty
+    cache. Warm-up follows the same approximation: under independent references a block is
+    cached iff it was read within the last T seconds (Che et al. 2002), and a cache that
+    started empty `age` seconds ago holds it iff it was read since then, so the hit ratio is
+    1 − exp(−λ·min(T, age)). (HBase caches a block when a read misses it, cacheDataOnRead
+    default true, and prefetch on open is off by default: a region that moves starts cold;
+    simulator.cache adds what a prefetch read.)"""
+    if seg_node.size == 0:
+        return np.zeros(0)
+    lam = np.where(seg_blocks > 0, seg_rate / np.maximum(seg_blocks, 1e-12), 0.0)
+    if times is None:
+        times = che_times(seg_node, seg_blocks, seg_rate, cache_blocks, iterations)
+    t = times[seg_node]
     if seg_age_s is not None:
         t = np.minimum(t, np.maximum(seg_age_s, 0.0))
     with np.errstate(invalid="ignore"):

@@ -205,7 +205,8 @@ class SimCluster:
         bg_cpu, bg_disk = self.background.progress(
             dt, len(self.nodes), self.settings.actions, self.settings.hardware,
             finish_transfer=lambda tr: store.finish_transfer(self, tr), compacted=self._compacted,
-            served_by=lambda r: int(self.regions.server[r]))
+            served_by=lambda r: int(self.regions.server[r]), read_shares=self._read_shares,
+            prefetched=self._prefetched)
         if self.t >= self._next_cache:
             self._update_cache()
             self._next_cache = self.t + self.settings.cache_update_s
@@ -221,6 +222,22 @@ class SimCluster:
         moved = balancer.balance(lambda: self.regions.assigned, live, self.rng, self.move)
         if moved:
             self.log("balancer", f"moved {moved} regions")
+
+    def _read_shares(self, r: int) -> np.ndarray:
+        """Per node, the share of region r's file reads its disk serves: the local part on its
+        server, the rest from the DataNodes holding replicas (as remote block reads)."""
+        reg = self.regions
+        node = int(reg.server[r])
+        alive = np.array([n.vm_state == "running" for n in self.nodes], dtype=bool)
+        loc = float(np.clip(reg.locality[r], 0.0, 1.0))
+        share = (1.0 - loc) * demand.datanode_shares(np.array([node]), reg.home[r:r + 1], alive)[0]
+        share[node] += loc
+        return share
+
+    def _prefetched(self, r: int, fraction: float) -> None:
+        self.regions.prefetched[r] = fraction
+        if fraction >= 1.0:
+            self.invalidate_cache()  # its hit ratio jumps now, not at the next periodic update
 
     def _compacted(self, r: int, node: int) -> None:
         compaction_done(self.regions, r, node, len(self.serving_nodes()))

@@ -62,6 +62,9 @@ class Regions:
     # since when its files' pages are cached by its node's page cache: reset with the block
     # cache when it opens on a server, kept by a split (the daughters read the same files)
     page_since: np.ndarray
+    # share of its files read into its server's block cache by a prefetch since it opened
+    # (hbase.rs.prefetchblocksonopen; 0 where its server does not prefetch)
+    prefetched: np.ndarray
 
     @classmethod
     def build(cls, workloads: tuple[Workload, ...], c: CostSettings, initial_nodes: int,
@@ -94,7 +97,7 @@ class Regions:
             cached_kb=np.zeros(n), block_rate=np.zeros(n), reads=np.zeros(n), writes=np.zeros(n),
             scans=np.zeros(n), written_at_nodes=np.full(n, initial_nodes),
             opened_at=np.full(n, -np.inf), mem_hit=np.ones(n), refs=np.zeros(n, dtype=bool),
-            page_since=np.full(n, -np.inf))
+            page_since=np.full(n, -np.inf), prefetched=np.zeros(n))
 
     def __len__(self) -> int:
         return len(self.ids)

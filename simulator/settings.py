@@ -30,6 +30,7 @@ class ProfileSettings(_Frozen):
     block_cache_share: float = Field(..., gt=0, lt=1, description="Fraction of the heap given to the block cache (hfile.block.cache.size).")
     memstore_share: float = Field(..., gt=0, lt=1, description="Fraction of the heap given to memstores (hbase.regionserver.global.memstore.size).")
     block_kb: float = Field(..., gt=0, description="HFile block size in KiB (column family BLOCKSIZE).")
+    prefetch_on_open: bool = Field(False, description="A region opening on the node reads its files into the block cache (hbase.rs.prefetchblocksonopen; HBase's default: false).")
 
 
 def _default_profiles() -> dict[str, ProfileSettings]:
@@ -38,7 +39,8 @@ def _default_profiles() -> dict[str, ProfileSettings]:
     from profiles import shipped_profiles
 
     return {name: ProfileSettings(block_cache_share=p.block_cache_fraction,
-                                  memstore_share=p.memstore_fraction, block_kb=float(p.block_size_kb))
+                                  memstore_share=p.memstore_fraction, block_kb=float(p.block_size_kb),
+                                  prefetch_on_open=p.prefetch_on_open)
             for name, p in shipped_profiles().items()}
 
 
@@ -92,6 +94,8 @@ class ActionSettings(_Frozen):
     split_offline_s: float = Field(1.0, ge=0, description="Seconds a region being split is offline (requests to its keys wait): the parent closes, its memstore is flushed, the daughters open on the same server with reference files to its store files (HBase reference guide, \"RegionServer Splitting Implementation\", steps 4-9). Measured: bench/measure_split_hbase.py on HBase 2.6.4 (one RegionServer, a one-region table of 30,000 1-KiB rows): the longest get during a split (what a client waited, its retries included) was 0.51-0.99 s (median 0.63 s, 5 splits) with 5 MB in the memstore and 0.67-1.40 s (median 1.19 s, 3 splits) with 40 MB; the whole split procedure took 1.1-2.3 s. 1.0 s lies between, for a mix of read-only and written regions (assumption); on HDFS the reference files cost NameNode calls a local file system does not.")
     compaction_mb_s: float = Field(17.0, gt=0, description="Major compaction speed, MiB/s. MET §6.2: roughly 1 minute per GB.")
     compaction_cpu_ms_per_mb: float = Field(10.0, ge=0, description="CPU ms per MiB compacted. Assumption.")
+    prefetch_cpu_ms_per_mb: float = Field(10.0, ge=0, description="CPU ms per MiB a RegionServer prefetches into its block cache on open (read, checksum, cache insert). Assumption: as a compaction's read.")
+    prefetch_disk_share: float = Field(0.5, gt=0, le=1, description="At most this share of a disk goes to a prefetch (sequential, in file order) while requests read from it too. Assumption: the disk's I/O scheduler shares it fairly between the prefetch's stream and the requests' reads.")
     sender_mb_s: float = Field(26.0, gt=0, description="Streaming rate one sender reaches, MiB/s. incr.: 210 Mbit/s with one sender at a time.")
     receiver_mb_s: float = Field(61.0, gt=0, description="Streaming rate a joining node receives from parallel senders, MiB/s. incr.: 490 Mbit/s unthrottled.")
     transfer_cpu_ms_per_mb: float = Field(30.0, ge=0, description="CPU ms per MiB streamed, at each end. Derived from incr.: 7 parallel senders at 490 Mbit/s cost the cluster ~13 % of its throughput (0.13 x 2 cores / 8.75 MB/s ~ 30 ms/MB); the receiver is CPU-bound at 61 MB/s (2 cores / 61 ~ 33 ms/MB).")

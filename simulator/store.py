@@ -36,6 +36,17 @@ def open_region(cl: "SimCluster", r: int, node: int, *, locality: float) -> None
         cl.compactions[r] = (node, float(reg.size[r]))
 
 
+def opened_cold(cl: "SimCluster", r: int, node: int) -> None:
+    """Region r opens on `node` with nothing of it in the block cache (a move, a reopen after a
+    restart or a failover, a split's daughter). A node whose profile prefetches on open reads
+    the region's files into its cache now (HFileReaderImpl's prefetch on open)."""
+    reg = cl.regions
+    reg.opened_at[r] = cl.t
+    reg.prefetched[r] = 0.0
+    if cl.settings.profiles[cl.nodes[node].profile].prefetch_on_open:
+        cl.background.start_prefetch(r, node, float(reg.size[r]))
+
+
 def close_for_move(cl: "SimCluster", r: int, target: int, delay: float) -> None:
     reg = cl.regions
     reg.server[r] = -1
@@ -145,7 +156,7 @@ def finish_split(cl: "SimCluster", r: int, node: int) -> None:
     loc = float(reg.locality[r])
     for d in (r, b):
         reg.refs[d] = True  # open_region starts the compaction that rewrites them
-        reg.opened_at[d] = cl.t
+        opened_cold(cl, d, node)
         open_region(cl, d, node, locality=loc)  # counters start at 0, as for any region opening
     cl.split_parents[parent] = (reg.ids[r], reg.ids[b])
     cl.log("split_done", f"{parent[:8]} -> {reg.ids[r][:8]} + {reg.ids[b][:8]} "
@@ -209,7 +220,8 @@ def fire_events(cl: "SimCluster") -> bool:
         tgt = int(reg.open_target[r])
         if tgt >= 0 and cl.nodes[tgt].rs_state == "active":
             loc = locality_on(cl, int(r), tgt) if cl.transfer_mode == "none" else reg.locality[r]
-            reg.opened_at[r] = reg.page_since[r] = cl.t
+            reg.page_since[r] = cl.t
+            opened_cold(cl, int(r), tgt)
             open_region(cl, int(r), tgt, locality=loc)
         elif tgt >= 0 and cl.nodes[tgt].rs_state == "restarting":
             continue  # opens when the restart ends
@@ -218,6 +230,7 @@ def fire_events(cl: "SimCluster") -> bool:
             if not live:
                 continue
             node = balancer.fewest_regions(reg.assigned, live)
-            reg.opened_at[r] = reg.page_since[r] = cl.t
+            reg.page_since[r] = cl.t
+            opened_cold(cl, int(r), node)
             open_region(cl, int(r), node, locality=locality_on(cl, int(r), node))
     return joined_now

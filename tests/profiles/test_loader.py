@@ -54,6 +54,14 @@ def test_render_keeps_precision_and_extra_settings():
     assert settings["hbase.hregion.memstore.flush.size"] == "268435456"
 
 
+def test_prefetch_on_open_is_rendered_both_ways():
+    # A node restarting from a prefetching profile into one without must switch it off.
+    assert render_hbase_settings("read")["hbase.rs.prefetchblocksonopen"] == "false"
+    p = NodeProfile(name="read", block_cache_fraction=0.55, memstore_fraction=0.1,
+                    block_size_kb=32, prefetch_on_open=True)
+    assert render_hbase_settings(p)["hbase.rs.prefetchblocksonopen"] == "true"
+
+
 def test_render_unknown_name_is_an_error():
     with pytest.raises(ProfileError):
         render_hbase_settings("fast")

@@ -398,3 +398,63 @@ def test_a_daughter_moved_before_its_compaction_is_compacted_where_it_opens(sim_
     assert cl.reg_server[right] == 2 and cl.reg_refs[right] and cl.compactions[right][0] == 2
     cl.run_until(cl.t + 60)
     assert not cl.reg_refs.any() and cl.reg_locality[right] == 1.0 and cl.reg_home[right] == 2
+
+
+def _prefetching(settings: SimulatorSettings | None = None) -> SimulatorSettings:
+    """Settings whose every profile prefetches on open (hbase.rs.prefetchblocksonopen)."""
+    s = settings or SimulatorSettings()
+    profiles = {k: p.model_copy(update={"prefetch_on_open": True}) for k, p in s.profiles.items()}
+    return s.model_copy(update={"profiles": profiles})
+
+
+def _moved_region(cl) -> int:
+    cl.run_until(60)
+    r = int(np.where(cl.reg_server == 0)[0][0])
+    cl.move(r, 1)
+    cl.run_until(cl.t + cl.settings.actions.move_s + 2)
+    assert cl.reg_server[r] == 1
+    return r
+
+
+def test_prefetch_on_open_warms_a_moved_region_in_seconds(sim_cluster, small_scenario):
+    # regions of ~900 MiB, so that reading one takes several seconds
+    workloads = small_scenario().workloads
+    big = small_scenario(workloads=[{"name": w.name, "ycsb": w.ycsb, "threads": w.threads,
+                                     "records": 2_000_000, "regions": w.regions,
+                                     "client_host": w.client_host} for w in workloads])
+    cold = sim_cluster(big)
+    r = _moved_region(cold)
+    cl = sim_cluster(big, settings=_prefetching())
+    assert _moved_region(cl) == r
+    a, h = cl.settings.actions, cl.settings.hardware
+    # the files are read at most at the prefetch's share of each disk that holds them
+    assert 0.0 < cl.reg_prefetched[r] < 0.5 and cl.background.prefetches
+    assert 0.1 < cl.background.load[1][1] <= a.prefetch_disk_share + 1e-9  # the target's disk
+    reading_s = cl.reg_size[r] / (a.prefetch_disk_share * h.disk_seq_mb_s)
+    for c in (cold, cl):
+        c.run_until(c.t + reading_s + c.settings.cache_update_s + 1)
+    assert cl.reg_prefetched[r] == 1.0 and not cl.background.prefetches
+    assert cl.reg_warmth[r] > 0.99 and cl.reg_mem_hit[r] > cold.reg_mem_hit[r] + 0.05
+    assert cold.reg_warmth[r] < 0.9  # without: warming miss by miss
+    assert cold.reg_prefetched[r] == 0.0
+
+
+def test_a_prefetch_larger_than_the_cache_share_pushes_other_regions_out(sim_cluster):
+    # A heap of 300 MiB leaves a block cache of ~120 MiB: the node's data does not fit.
+    small = SimulatorSettings().model_copy(update={"hardware": SimulatorSettings().hardware.model_copy(
+        update={"heap_mb": 300.0})})
+    plain, cl = sim_cluster(settings=small), sim_cluster(settings=_prefetching(small))
+    r = _moved_region(plain)
+    assert _moved_region(cl) == r
+    for c in (plain, cl):
+        c.run_until(c.t + 1)  # the ~90 MiB were read in the step it opened
+    others = np.where((cl.reg_server == 1) & (np.arange(len(cl.region_ids)) != r))[0]
+    assert others.size
+    # what the prefetch read is cached for now, beyond the region's steady share, so the
+    # node's other regions hit less than they would have
+    assert cl.reg_prefetched[r] == 1.0 and cl.reg_warmth[r] > plain.reg_warmth[r] + 0.5
+    assert np.all(cl.reg_warmth[others] <= plain.reg_warmth[others] + 1e-9)
+    assert np.any(cl.reg_warmth[others] < plain.reg_warmth[others] - 0.1)
+    # until the surplus is unread for the node's characteristic time (seconds, in so small a cache)
+    cl.run_until(cl.t + 2 * cl.settings.cache_update_s)
+    assert np.all(cl.reg_warmth[others] > 0.99)
