@@ -11,7 +11,7 @@ from decision.arrays import SnapshotArrays
 from decision.model import ClusterSnapshot, DecisionMemory, Health, Plan
 from decision.policy import PolicyConfig
 from decision.rules.diagnose import diagnose, utilisation
-from decision.rules.memory import read_memory, settled_since
+from decision.rules.memory import read_memory, warming_up
 from decision.rules.rule import Context, Rule
 
 
@@ -22,8 +22,7 @@ def start(snapshot: ClusterSnapshot, policy: PolicyConfig, memory: DecisionMemor
     arrays = SnapshotArrays(snapshot)
     remembered = read_memory(memory.history)
     last = remembered.last_action_at
-    warming = last is not None and \
-        snapshot.taken_at.timestamp() - settled_since(memory, last) < policy.warmup_s
+    warming = warming_up(memory, last, snapshot.taken_at.timestamp(), policy.warmup_s)
     demand = sum(utilisation(n.metrics.cpu, n.metrics.io_wait, policy)
                  for n in arrays.active if n.metrics is not None)
     return Context(snapshot=snapshot, policy=policy, health=health, arrays=arrays, base=memory,

@@ -31,7 +31,7 @@ from decision.forecast import forecast
 from decision.lead_time import LeadTime
 from decision.rules.demand_memory import DemandMemory
 from decision.rules.diagnose import latency_slo
-from decision.rules.memory import settled_since
+from decision.rules.memory import warming_up
 from decision.rules.rule import Context, Rule
 from decision.rules.view import DemandView
 
@@ -93,7 +93,7 @@ def _verify_scale_in(memory: DemandMemory, ctx: Context, short: bool,
     if short and demand <= s.demand * (1.0 + policy.scale_in_band) * 1.1:
         return replace(memory, shrunk=None, floor=s.nodes_before,
                        floor_until=now + policy.scale_in_floor_s)
-    if now - settled_since(ctx.base, s.at) >= policy.warmup_s:
+    if not warming_up(ctx.base, s.at, now, policy.warmup_s):
         return replace(memory, shrunk=None)
     return memory
 
@@ -112,8 +112,8 @@ class Measure(Rule):
         last = ctx.memory.last_action_at
         # a plan in flight is moving data and booting nodes: latency then is cold caches and
         # moves, not the nodes' service time (its end starts the warm-up)
-        warming = ctx.base.plan_in_flight() is not None or (
-            last is not None and now - settled_since(ctx.base, last) < policy.warmup_s)
+        warming = ctx.base.plan_in_flight() is not None or warming_up(
+            ctx.base, last, now, policy.warmup_s)
         learned = learn_all(mem.capacity, _samples(ctx, d, warming), now,
                             half_life_s=policy.capacity_half_life_s)
         profile = new_node_profile(d)

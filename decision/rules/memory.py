@@ -175,6 +175,12 @@ def settled_since(base: DecisionMemory, acted_at: float) -> float:
     return max(acted_at, ended) if ended is not None else acted_at
 
 
+def warming_up(base: DecisionMemory, acted_at: float | None, now: float, warmup_s: float) -> bool:
+    """Whether `now` falls within `warmup_s` of when the plan decided at `acted_at` took effect
+    (settled_since): caches are still cold there, so what the nodes show is not their capacity."""
+    return acted_at is not None and now - settled_since(base, acted_at) < warmup_s
+
+
 def with_rules_memory(base: DecisionMemory, memory: RulesMemory, step: int) -> DecisionMemory:
     """`base` after a decision of the default policy: its step, the first decision made, and
     the rules' memory in place of the `met.*` history (other owners' keys kept, first)."""
@@ -183,5 +189,5 @@ def with_rules_memory(base: DecisionMemory, memory: RulesMemory, step: int) -> D
                    history=other + memory_pairs(memory))
 
 
-__all__ = ["RulesMemory", "PendingScaleOut", "SplitRecord", "CycleSlot", "PeakPartition",
+__all__ = ["warming_up", "RulesMemory", "PendingScaleOut", "SplitRecord", "CycleSlot", "PeakPartition",
            "read_memory", "memory_pairs", "with_rules_memory", "settled_since"]

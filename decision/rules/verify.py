@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from decision.policy import PolicyConfig
-from decision.rules.memory import settled_since
+from decision.rules.memory import warming_up
 from decision.rules.rule import Change, Context, Rule, Veto
 
 
@@ -32,7 +32,7 @@ class Verify(Rule):
         memory, policy, served = ctx.memory, ctx.policy, ctx.served
         out = memory.scale_out
         if policy.verify_after_acting and out is not None \
-                and ctx.now - settled_since(ctx.base, out.at) >= policy.warmup_s:
+                and not warming_up(ctx.base, out.at, ctx.now, policy.warmup_s):
             paid = served >= out.requests_before * (1 + verify_need(policy, out.added))
             memory = replace(memory, scale_out=None,
                              no_gain_requests=memory.no_gain_requests if paid else served)

@@ -13,7 +13,7 @@ from decision.model import DecisionMemory
 from decision.rules.demand_memory import DemandMemory
 from decision.rules.memory import (
     CycleSlot, PeakPartition, PendingScaleOut, RulesMemory, SplitRecord, memory_pairs,
-    read_memory, with_rules_memory,
+    read_memory, warming_up, with_rules_memory,
 )
 
 BEFORE = Path(__file__).parents[2] / "fixtures" / "data" / "memory-before-rules.json"
@@ -100,3 +100,16 @@ def test_the_call_queues_of_the_last_decision_read_back_for_the_next():
     # a queue without the time it was seen is forgotten, not guessed at
     pairs = [(k, v) for k, v in memory_pairs(memory) if k != "met.queue_at"]
     assert read_memory(pairs).demand.queues == {}
+
+
+def test_warm_up_runs_from_the_end_of_the_plan_not_from_the_decision():
+    # a scale-out decided at 100 s whose plan ended at 700 s (boot and moves): caches are cold
+    # until 700 + warmup, not 100 + warmup
+    base = DecisionMemory(history=(("loop.plan_ended_at", 700.0),))
+    assert warming_up(base, 100.0, 900.0, warmup_s=300.0)
+    assert not warming_up(base, 100.0, 1000.0, warmup_s=300.0)
+    # nothing decided yet: nothing to warm up from
+    assert not warming_up(base, None, 900.0, warmup_s=300.0)
+    # the loop has not recorded the plan's end: from the decision
+    assert not warming_up(DecisionMemory(), 100.0, 400.0, warmup_s=300.0)
+    assert warming_up(DecisionMemory(), 100.0, 399.0, warmup_s=300.0)
