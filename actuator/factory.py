@@ -5,7 +5,7 @@ simulated cluster and are built by the simulator harness, not here."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Mapping
 
 from actuator.drivers import InfrastructureDriver
 from actuator.settings import CassandraStoreSettings, InfrastructureSettings
@@ -15,7 +15,11 @@ class UnsupportedDriver(ValueError):
     """The configured driver cannot be built here (e.g. `sim` outside a simulation)."""
 
 
-def make_infrastructure(settings: InfrastructureSettings, cluster: str) -> InfrastructureDriver:
+def make_infrastructure(settings: InfrastructureSettings, cluster: str, *,
+                        profile_settings: Callable[[str], Mapping[str, Any]] | None = None
+                        ) -> InfrastructureDriver:
+    """profile_settings(profile): the fields of the profile a local node starts with (the
+    clouds' nodes get theirs in the user data the executor renders)."""
     if settings.driver == "ec2":
         from actuator.ec2 import Ec2Driver
 
@@ -27,7 +31,8 @@ def make_infrastructure(settings: InfrastructureSettings, cluster: str) -> Infra
     if settings.driver == "local":
         from actuator.local import LocalDriver
 
-        return LocalDriver(settings.local, cluster, adopt=settings.adopt)
+        return LocalDriver(settings.local, cluster, adopt=settings.adopt,
+                           profile_settings=profile_settings)
     raise UnsupportedDriver(f"driver {settings.driver!r} has no nodes outside a simulation; "
                             "expected ec2, openstack or local")
 

@@ -163,8 +163,12 @@ class LocalDriver:
     """InfrastructureDriver over processes on this machine."""
 
     def __init__(self, settings: LocalSettings, cluster: str, *, prepare: PrepareHook | None = None,
-                 clock: Callable[[], float] = time.time, adopt: tuple[AdoptEntry, ...] = ()):
+                 clock: Callable[[], float] = time.time, adopt: tuple[AdoptEntry, ...] = (),
+                 profile_settings: Callable[[str], Mapping[str, Any]] | None = None):
+        """profile_settings(profile): the fields of the profile a node starts with (default:
+        the shipped profiles/<profile>.yaml)."""
         self.settings, self.cluster, self.prepare, self.clock = settings, cluster, prepare, clock
+        self.profile_settings = profile_settings
         self.root = Path(settings.state_dir)
         self.adopt_hosts = tuple(h for e in adopt for h in e.hosts)
         self._adopt_scanned: dict[str, float] = {}  # host -> when /proc was last searched for it
@@ -250,7 +254,9 @@ class LocalDriver:
         variables.update({f"port{i}": str(port + i) for i in range(1, s.port_stride)})
         variables["address"] = s.address_template.format(**variables)
         settings_file = node_dir / "profile.json"
-        _private_write(settings_file, json.dumps(node_document(self.cluster, profile), indent=2, sort_keys=True))
+        fields = self.profile_settings(profile) if self.profile_settings is not None else None
+        _private_write(settings_file, json.dumps(node_document(self.cluster, profile, fields), indent=2,
+                                                 sort_keys=True))
         variables.update(settings_file=str(settings_file), user_data_file=str(node_dir / "user-data"))
         if self.prepare is not None:
             variables.update(self.prepare(node_dir, profile, dict(variables)) or {})

@@ -22,6 +22,7 @@ from typing import Protocol
 from actuator.drivers import DataStoreDriver, InfrastructureDriver
 from actuator.executor import Executor
 from actuator.journal import Journal
+from actuator.userdata import render_user_data
 from controller.clock import Clock
 from controller.config import MetctlConfig
 from controller.control_plane import ControlPlane
@@ -112,8 +113,11 @@ def assemble(config: MetctlConfig, backend: Backend, *, observers: Sequence[Loop
     infra, store = backend.infrastructure, backend.datastore
     if production is not None:  # the executor's cluster-changing driver calls ask the fence
         infra, store = production.fence_drivers(infra, store)
+    fields = config.profile_fields()
     executor = Executor(infra, store, config.executor, backend.clock.now, config.cluster,
-                        backend.journal)
+                        backend.journal,
+                        user_data=lambda profile: render_user_data(config.cluster, profile,
+                                                                   fields(profile)))
     loop = ControlLoop(collector, production.fence(executor) if production else executor,
                        config.policy, config.loop, backend.clock,
                        memory=MemoryStore(memory_path),

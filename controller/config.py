@@ -13,7 +13,7 @@ Reading documents and turning validation errors into one BadInput line live in c
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -30,7 +30,10 @@ from controller.state_base import state_base_of, with_state_paths
 from controller.telemetry import TelemetrySettings
 from decision.policy import PolicyConfig
 from monitor.settings import MonitorSettings
-from simulator.settings import SimulatorSettings
+from profiles import (
+    NodeProfile, ProfileError, ProfileOverride, render_hbase_settings, shipped_profiles, with_overrides,
+)
+from simulator.settings import SimulatorSettings, simulated_profiles
 
 
 class _Sections(BaseModel):
@@ -59,6 +62,57 @@ class _Sections(BaseModel):
     ha: HASettings = HASettings()
     telemetry: TelemetrySettings = TelemetrySettings()
     control: ControlSettings = ControlSettings()
+    profiles: dict[str, ProfileOverride] = Field(
+        default_factory=dict, description="Changes to the shipped node profiles (profiles/*.yaml: "
+        "read, write, read_write, scan, default), by profile name, only the fields given: e.g. "
+        "`default: {prefetch_on_open: true}`. Every node metctl launches or restarts into a "
+        "profile is configured from the result, and the simulated cluster's nodes too (unless "
+        "`simulator.profiles` is set itself). Checked as a profile file is: block cache + "
+        "memstore at most 0.80 of the heap.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _simulated_nodes_follow_the_profiles(cls, data: Any) -> Any:
+        """The simulated nodes run the profiles as changed here, unless the file sets
+        `simulator.profiles` itself (an invalid change is reported by the checks after)."""
+        if not isinstance(data, dict) or not data.get("profiles"):
+            return data
+        sim = data.get("simulator")
+        if sim is None:
+            sim = {}
+        if not isinstance(sim, dict) or "profiles" in sim:
+            return data
+        try:
+            changes = {k: ProfileOverride.model_validate(v) for k, v in data["profiles"].items()}
+            changed = with_overrides(shipped_profiles(), changes)
+        except (ProfileError, ValueError, AttributeError):
+            return data
+        return {**data, "simulator": {**sim, "profiles": simulated_profiles(changed)}}
+
+    @model_validator(mode="after")
+    def _profiles_fit_the_heap(self) -> _Sections:
+        try:
+            self.node_profiles
+        except ProfileError as err:
+            raise field_error("config", ("profiles", *err.field.split(".", 1)), err.expected) from None
+        return self
+
+    @property
+    def node_profiles(self) -> dict[str, NodeProfile]:
+        """The profiles nodes are configured from: the shipped ones with `profiles:` applied."""
+        return with_overrides(shipped_profiles(), self.profiles)
+
+    def profile_fields(self) -> Callable[[str], dict[str, Any]]:
+        """profile name -> its fields as a node document carries them (actuator.userdata),
+        for every driver that configures a node (launch, local start)."""
+        profiles = self.node_profiles
+        # what differs from a profile field's default, as a profile file writes it
+        return lambda name: profiles[name].model_dump(exclude_defaults=True)
+
+    def hbase_settings(self) -> Callable[[str], dict[str, str]]:
+        """profile name -> the hbase-site.xml properties a RegionServer restarts with."""
+        profiles = self.node_profiles
+        return lambda name: render_hbase_settings(profiles[name])
 
     @model_validator(mode="after")
     def _live_store_is_reachable(self) -> _Sections:

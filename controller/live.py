@@ -57,7 +57,8 @@ class LiveBackend:
 
 def open_live_backend(config: MetctlConfig, path: str) -> LiveBackend:
     """The live cluster of a config that passed validation (see controller.config)."""
-    infra = make_infrastructure(config.infrastructure, config.cluster)
+    infra = make_infrastructure(config.infrastructure, config.cluster,
+                                profile_settings=config.profile_fields())
     journal_path = Path(config.executor.journal_path)
     if not str(journal_path).startswith("file:"):
         journal_path.parent.mkdir(parents=True, exist_ok=True)
@@ -125,7 +126,8 @@ def _open_hbase(config: MetctlConfig, path: str, infra: InfrastructureDriver,
     # The gateway opens here: an unreachable cluster is an error (exit 1), not bad input.
     try:
         driver = open_hbase_driver(hb, restarter=restarter, host_format=hb.host_format,
-                                   log_file=str(journal_path.with_name("hbase-gateway.log")))
+                                   log_file=str(journal_path.with_name("hbase-gateway.log")),
+                                   settings_for=config.hbase_settings())
     except Exception as err:  # noqa: BLE001 — Java exception text is not for the operator
         raise _unreachable(path, hb.zookeeper_quorum, err) from None
     # A policy that places regions itself (met, met-paper: decision/policies.py) runs with

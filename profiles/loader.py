@@ -83,6 +83,44 @@ class NodeProfile(BaseModel):
         return []
 
 
+class ProfileOverride(BaseModel):
+    """What a config's `profiles.<name>` changes in a shipped profile: only the fields given."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    block_cache_fraction: float | None = Field(
+        None, gt=0, lt=1, description="Share of the RegionServer heap for the block cache "
+        "(hfile.block.cache.size); unset: the shipped profile's.")
+    memstore_fraction: float | None = Field(
+        None, gt=0, lt=1, description="Share of the heap for all memstores together "
+        "(hbase.regionserver.global.memstore.size); unset: the shipped profile's.")
+    block_size_kb: int | None = Field(
+        None, gt=0, le=16384, description="HFile block size in KiB (advisory); unset: the "
+        "shipped profile's.")
+    prefetch_on_open: bool | None = Field(
+        None, description="hbase.rs.prefetchblocksonopen for nodes of this profile; unset: the "
+        "shipped profile's (false).")
+    extra_settings: dict[str, str] | None = Field(
+        None, description="Further hbase-site.xml properties, replacing the shipped profile's "
+        "extra settings; unset: those.")
+
+
+def with_overrides(profiles: Mapping[str, NodeProfile], overrides: Mapping[str, ProfileOverride],
+                   where: str = "profiles") -> dict[str, NodeProfile]:
+    """`profiles` with each override's fields in place, each result checked as a profile file
+    is (ProfileError naming `where.<name>.<field>`)."""
+    out = dict(profiles)
+    for name, override in overrides.items():
+        if name not in out:
+            raise ProfileError(where, name, f"one of {', '.join(out)}")
+        merged = out[name].model_dump() | override.model_dump(exclude_none=True)
+        try:
+            out[name] = parse_profile(merged, where)
+        except ProfileError as err:
+            raise ProfileError(where, f"{name}.{err.field}", err.expected) from None
+    return out
+
+
 def _fraction(x: float) -> str:
     """0.1 -> "0.10", 0.425 -> "0.425": at least two decimals, never rounded away."""
     text = f"{x:.2f}"
@@ -198,6 +236,6 @@ def plan_table_profiles(snapshot: ClusterSnapshot, plan: Plan) -> dict[str, set[
     return out
 
 
-__all__ = ["ProfileError", "plan_table_profiles", "NodeProfile", "MAX_HEAP_SHARE", "WARN_HEAP_SHARE", "PROFILE_DIR",
+__all__ = ["ProfileError", "ProfileOverride", "with_overrides", "plan_table_profiles", "NodeProfile", "MAX_HEAP_SHARE", "WARN_HEAP_SHARE", "PROFILE_DIR",
            "parse_profile", "load_profile", "load_profiles", "shipped_profiles",
            "render_hbase_settings", "render_block_size", "recommend_block_sizes"]

@@ -15,7 +15,7 @@ elasticity run, and were never changed to favour a policy.
 """
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -33,15 +33,20 @@ class ProfileSettings(_Frozen):
     prefetch_on_open: bool = Field(False, description="A region opening on the node reads its files into the block cache (hbase.rs.prefetchblocksonopen; HBase's default: false).")
 
 
+def simulated_profiles(profiles: Mapping[str, Any]) -> dict[str, ProfileSettings]:
+    """Node profiles (profiles.NodeProfile, by name) as the capacity model sees them."""
+    return {name: ProfileSettings(block_cache_share=p.block_cache_fraction,
+                                  memstore_share=p.memstore_fraction, block_kb=float(p.block_size_kb),
+                                  prefetch_on_open=p.prefetch_on_open)
+            for name, p in profiles.items()}
+
+
 def _default_profiles() -> dict[str, ProfileSettings]:
     # The shipped profiles (profiles/*.yaml: MET Table 1 for read/write/read_write/scan, HBase's
     # stock defaults for `default`) — the same files the real nodes are configured from.
     from profiles import shipped_profiles
 
-    return {name: ProfileSettings(block_cache_share=p.block_cache_fraction,
-                                  memstore_share=p.memstore_fraction, block_kb=float(p.block_size_kb),
-                                  prefetch_on_open=p.prefetch_on_open)
-            for name, p in shipped_profiles().items()}
+    return simulated_profiles(shipped_profiles())
 
 
 class HardwareSettings(_Frozen):

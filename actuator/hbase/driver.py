@@ -256,7 +256,9 @@ def client_settings_from(zookeeper_quorum: str, znode_parent: str = "/hbase") ->
 
 
 def open_hbase_driver(settings: Any, *, restarter: Restarter | None = None, host_format: str = "{host}",
-                      log_file: str | None = None) -> HBaseDriver:
+                      log_file: str | None = None,
+                      settings_for: Callable[[str], Mapping[str, str]] = default_settings_for
+                      ) -> HBaseDriver:
     """An HBaseDriver (gateway opened) from metctl's `datastore.hbase` settings
     (actuator.settings.HBaseStoreSettings): the controller's one call to wire HBase in."""
     from actuator.hbase_gateway import default_client_jars_dir
@@ -265,4 +267,4 @@ def open_hbase_driver(settings: Any, *, restarter: Restarter | None = None, host
                       client_settings_from(settings.zookeeper_quorum, settings.znode_parent),
                       log_file=log_file, rpc_timeout_ms=int(settings.rpc_timeout_s * 1000))
     gw.open()
-    return HBaseDriver(gw, restarter=restarter, host_format=host_format)
+    return HBaseDriver(gw, restarter=restarter, host_format=host_format, settings_for=settings_for)

@@ -33,7 +33,8 @@ _format_option = click.option("--format", "fmt", type=click.Choice(["table", "js
 def _driver(config_file: str | None):
     config = load_given_config(config_file)
     try:
-        return config, make_infrastructure(config.infrastructure, config.cluster)
+        return config, make_infrastructure(config.infrastructure, config.cluster,
+                                           profile_settings=config.profile_fields())
     except UnsupportedDriver as err:
         raise BadInput(config_file or "(built-in config)", "infrastructure.driver", str(err)) from None
 
@@ -102,11 +103,12 @@ def launch(profile: str, count: int, wait: bool, timeout_s: float, config_file: 
     config, driver = _driver(config_file)
     batch = f"manual-{uuid.uuid4().hex[:12]}"
     ids = []
+    fields = config.profile_fields()
     try:
         for k in range(count):
             tags = {TAG_MANAGED: "true", TAG_CLUSTER: config.cluster, TAG_PROFILE: profile,
                     TAG_LAUNCH: f"{batch}/{k}/1"}
-            ids.append(driver.launch(profile, render_user_data(config.cluster, profile), tags))
+            ids.append(driver.launch(profile, render_user_data(config.cluster, profile, fields(profile)), tags))
         if wait and hasattr(driver, "wait_running"):
             # the cloud's own waiting: boto3's instance_running waiter, openstacksdk's
             # wait_for_server (polling every infrastructure.openstack.wait_interval_s)

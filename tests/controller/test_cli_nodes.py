@@ -77,12 +77,16 @@ def test_local_nodes_by_hand(tmp_path, capsys):
     cfg = tmp_path / "local.yaml"
     cfg.write_text("cluster: lab\ndatastore: {driver: hbase}\nmonitor: {hbase_jmx_urls: ['http://127.0.0.1:16030']}\ninfrastructure:\n  driver: local\n  local:\n"
                    f"    state_dir: {tmp_path / 'nodes'}\n    base_port: {port}\n    ready_port: true\n"
-                   f"    command: [{sys.executable}, {NODE}, 'port={{port}}', 'listen=1']\n")
+                   f"    command: [{sys.executable}, {NODE}, 'port={{port}}', 'listen=1']\n"
+                   "profiles:\n  read: {prefetch_on_open: true}\n")
     code, out, err = run(capsys, "nodes", "launch", "--config", str(cfg), "--profile", "read", "--wait",
                          "--timeout", "20", "--format", "json")
     assert code == 0, err
     (node,) = json.loads(out)
     assert node["address"] == f"127.0.0.1:{port}" and node["state"] == "running"
+    # the node starts with the profile as the config changed it
+    doc = json.loads((tmp_path / "nodes" / node["instance_id"] / "profile.json").read_text())
+    assert doc["profile"] == "read" and doc["hbase_site"]["hbase.rs.prefetchblocksonopen"] == "true"
     code, out, err = run(capsys, "nodes", "list", "--config", str(cfg))
     assert code == 0 and node["instance_id"] in out
     code, out, err = run(capsys, "nodes", "terminate", "--config", str(cfg), "local-lab-99")

@@ -438,3 +438,42 @@ def test_values_no_cluster_has_are_refused(tmp_path, capsys, text, field):
     assert main(["validate", str(cfg)]) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and field in err, err
+
+
+# ------------------------------------------------------------------ profiles:
+
+
+def test_profile_changes_reach_real_nodes_and_the_simulated_ones(tmp_path):
+    cfg = load_config(write(tmp_path, "c.yaml", "profiles:\n  default: {prefetch_on_open: true}\n"
+                                                "  read: {block_cache_fraction: 0.6}\n"))
+    assert cfg.hbase_settings()("default")["hbase.rs.prefetchblocksonopen"] == "true"
+    assert cfg.hbase_settings()("read")["hfile.block.cache.size"] == "0.60"
+    # what the profile does not change is the shipped file's
+    assert cfg.node_profiles["read"].memstore_fraction == default_config().node_profiles["read"].memstore_fraction
+    assert cfg.hbase_settings()("write") == default_config().hbase_settings()("write")
+    assert cfg.profile_fields()("default")["prefetch_on_open"] is True
+    assert cfg.simulator.profiles["default"].prefetch_on_open
+    assert cfg.simulator.profiles["read"].block_cache_share == 0.6
+    assert not cfg.simulator.profiles["write"].prefetch_on_open
+
+
+def test_simulator_profiles_set_in_the_file_win_over_profile_changes(tmp_path):
+    sim = {n: {"block_cache_share": 0.3, "memstore_share": 0.3, "block_kb": 64.0}
+           for n in ("read", "write", "read_write", "scan", "default")}
+    cfg = load_config(write(tmp_path, "c.yaml", yaml.safe_dump(
+        {"profiles": {"default": {"prefetch_on_open": True}}, "simulator": {"profiles": sim}})))
+    assert not cfg.simulator.profiles["default"].prefetch_on_open
+    assert cfg.simulator.profiles["default"].block_cache_share == 0.3
+    assert cfg.node_profiles["default"].prefetch_on_open  # the real nodes still get it
+
+
+@pytest.mark.parametrize("text,field,expected", [
+    ("profiles:\n  read: {block_cache_fraction: 0.75}\n",
+     "profiles.read.block_cache_fraction + memstore_fraction", "at most 0.80"),
+    ("profiles:\n  fast: {prefetch_on_open: true}\n", "profiles.fast", "one of read, write"),
+    ("profiles:\n  read: {prefetch: true}\n", "profiles.read.prefetch", "unknown key"),
+    ("profiles:\n  scan: {block_size_kb: 0}\n", "profiles.scan.block_size_kb", ""),
+])
+def test_a_bad_profile_change_names_the_field(tmp_path, text, field, expected):
+    err = bad(load_config, write(tmp_path, "c.yaml", text))
+    assert err.field.startswith(field) and expected in err.expected and err.file.endswith("c.yaml")

@@ -113,3 +113,18 @@ def test_a_second_instance_on_one_journal_shares_it_and_a_later_run_starts_afres
     later = instance()
     assert later.backend.journal.plan_ids() == []
     later.backend.close()
+
+
+def test_the_configs_profile_changes_configure_the_nodes_the_executor_launches(sim_stack):
+    """`profiles:` reaches both kinds of node: the user data of a node the executor launches
+    (what a cloud node configures its RegionServer from) and the simulated cluster's nodes."""
+    import json
+
+    import yaml
+
+    run = sim_stack(config=quiet_config(profiles={"default": {"prefetch_on_open": True}}))
+    body = yaml.safe_load(run.daemon.executor.user_data("default"))["write_files"][0]["content"]
+    assert json.loads(body)["hbase_site"]["hbase.rs.prefetchblocksonopen"] == "true"
+    read = yaml.safe_load(run.daemon.executor.user_data("read"))["write_files"][0]["content"]
+    assert json.loads(read)["hbase_site"]["hbase.rs.prefetchblocksonopen"] == "false"
+    assert run.cluster.settings.profiles["default"].prefetch_on_open
