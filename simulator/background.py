@@ -36,7 +36,8 @@ class Prefetch:
 
 @dataclass
 class Background:
-    """Transfers and compactions under way, and the utilisation they took in the last step."""
+    """Transfers, compactions and prefetches under way, and the utilisation they took in the
+    last step."""
 
     transfers: list[Transfer] = field(default_factory=list)
     compactions: dict[int, tuple[int, float]] = field(default_factory=dict)  # region -> (node, MiB left)
@@ -53,8 +54,7 @@ class Background:
     def progress(self, dt: float, k: int, a: ActionSettings, h: HardwareSettings,
                  finish_transfer: Callable[[Transfer], None],
                  compacted: Callable[[int, int], None], served_by: Callable[[int], int],
-                 read_shares: Callable[[int], np.ndarray] | None = None,
-                 prefetched: Callable[[int, float], None] | None = None,
+                 read_shares: Callable[[int], np.ndarray], prefetched: Callable[[int, float], None],
                  ) -> tuple[np.ndarray, np.ndarray]:
         """Advance everything by dt over k nodes; return the CPU and disk share each node gave
         to it. finish_transfer(tr) runs for each copy that arrived (before compactions move
@@ -90,7 +90,7 @@ class Background:
                 compacted(r, node)
             else:
                 self.compactions[r] = (node, remaining)
-        if self.prefetches and read_shares is not None and prefetched is not None:
+        if self.prefetches:
             self._prefetch(dt, a, h, bg_cpu, bg_disk, served_by, read_shares, prefetched)
         self.load = (np.minimum(bg_cpu, MAX_BACKGROUND_SHARE), np.minimum(bg_disk, MAX_BACKGROUND_SHARE))
         return self.load
@@ -117,7 +117,6 @@ class Background:
                 bg_disk[tr.source] += mb / h.disk_seq_mb_s / dt
                 bg_disk[target] += mb / h.disk_seq_mb_s / dt
 
-
     def _prefetch(self, dt: float, a: ActionSettings, h: HardwareSettings, bg_cpu: np.ndarray,
                   bg_disk: np.ndarray, served_by: Callable[[int], int],
                   read_shares: Callable[[int], np.ndarray],
@@ -134,12 +133,11 @@ class Background:
                 keep.append(pf)
                 continue
             busy.add(pf.node)
-            shares = read_shares(pf.region)
-            peak = float(shares.max()) if shares.size else 1.0
-            mb = min(pf.remaining_mb, a.prefetch_disk_share * h.disk_seq_mb_s * dt / max(peak, 1e-9))
+            shares = read_shares(pf.region)  # per node, summing to 1
+            mb = min(pf.remaining_mb, a.prefetch_disk_share * h.disk_seq_mb_s * dt / float(shares.max()))
             if a.prefetch_cpu_ms_per_mb > 0:
                 mb = min(mb, MAX_BACKGROUND_SHARE * h.cores * 1000.0 * dt / a.prefetch_cpu_ms_per_mb)
-            bg_disk[:shares.size] += shares * mb / h.disk_seq_mb_s / dt
+            bg_disk += shares * mb / h.disk_seq_mb_s / dt
             bg_cpu[pf.node] += mb * a.prefetch_cpu_ms_per_mb / 1000.0 / dt / h.cores
             pf.remaining_mb -= mb
             if pf.remaining_mb > 1e-9:
