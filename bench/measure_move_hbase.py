@@ -79,7 +79,7 @@ sys.path.insert(0, str(ROOT))
 from bench.hbase_get_loop import FAMILY, GetLoop, load, row_key  # noqa: E402
 from deploy.local_hbase import cluster as CLUSTER  # noqa: E402
 from deploy.local_hbase.compare_report import spread  # noqa: E402  (min / median / max / n)
-from deploy.localproc.process import cpu_s, thread_kind  # noqa: E402
+from deploy.localproc.process import cpu_s, threads_cpu_s  # noqa: E402
 
 WINDOW_S = 10.0  # the SLO window the compare bench scores (compare.py --window-s)
 
@@ -180,27 +180,6 @@ GC_THREADS = "VM Thread"  # the serial collector (the cluster's JVMs run -XX:+Us
 STAT, PREFETCH, PERIODS, THROTTLED, SCHED, GC = range(1, 7)
 
 
-def sched_s(pid: int) -> tuple[float, dict[str, float]]:
-    """Seconds on a CPU of all of `pid`'s threads (schedstat's first field, ns) and by thread
-    kind; threads that ended are not counted. A thread's name is read every time: a new thread
-    carries its creator's name until the JVM renames it (a cached first name once put a prefetch
-    thread's CPU under its creator's)."""
-    total, kinds = 0.0, {}
-    try:
-        tasks = list(Path(f"/proc/{pid}/task").iterdir())
-    except OSError:
-        return 0.0, {}
-    for task in tasks:
-        try:
-            kind = thread_kind((task / "comm").read_text().strip())
-            ns = int((task / "schedstat").read_text().split()[0])
-        except (OSError, ValueError, IndexError):
-            continue
-        total += ns / 1e9
-        kinds[kind] = kinds.get(kind, 0.0) + ns / 1e9
-    return total, kinds
-
-
 class Sampler:
     """Every `every` s, each RegionServer's CPU seconds (the process, its hfile-prefetch and GC
     threads: a row as STAT … GC say) and its group's CFS periods / throttled periods; every
@@ -232,7 +211,8 @@ class Sampler:
                 if not p.pid:
                     continue
                 t = time.time()
-                total, kinds = sched_s(p.pid)
+                kinds = threads_cpu_s(p.pid, precise=True)
+                total = sum(kinds.values())
                 g = self.cluster.groups.throttling(p.name) if quota else {}
                 row = (t, cpu_s(p.pid), kinds.get(PREFETCH_THREADS, 0.0), g.get("periods", 0),
                        g.get("throttled", 0), total, kinds.get(GC_THREADS, 0.0))

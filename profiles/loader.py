@@ -2,8 +2,8 @@
 validated, and rendered to the HBase settings a RegionServer restarts with.
 
 A profile is three numbers — block cache and memstore as fractions of the RegionServer heap,
-and the HFile block size — and whether regions prefetch their files as they open; MET Table 1 for the four groups and HBase 2.6's stock values for
-`default`. HBase refuses to start when block cache + memstore exceed 0.8 of the heap (it keeps
+and the HFile block size — and whether regions prefetch their files as they open; MET Table 1
+for the four groups and HBase 2.6's stock values for `default`. HBase refuses to start when block cache + memstore exceed 0.8 of the heap (it keeps
 20 % for everything else), so such a profile is bad input; above 0.65 metctl warns, as MET's
 authors advise leaving room for the rest of the RegionServer.
 

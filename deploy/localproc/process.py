@@ -100,12 +100,14 @@ def thread_kind(name: str) -> str:
     return name.rstrip("0123456789#=-_.").strip() or name.strip() or "?"
 
 
-def threads_cpu_s(pid: int | None) -> dict[str, float]:
+def threads_cpu_s(pid: int | None, *, precise: bool = False) -> dict[str, float]:
     """CPU seconds (user + system) each kind of thread of `pid` has used so far, by
-    `thread_kind` of its name (/proc/PID/task/TID/comm); threads that ended are not counted
-    (a pool's threads live as long as the process). Empty for no PID or a process that is
-    gone. Two readings over a window say which of a process's threads spent its CPU: GC, JIT,
-    RPC handlers, flushes."""
+    `thread_kind` of its name (/proc/PID/task/TID/comm, read every time: a new thread carries
+    its creator's name until it is renamed); threads that ended are not counted (a pool's
+    threads live as long as the process). Empty for no PID or a process that is gone. Two
+    readings over a window say which of a process's threads spent its CPU: GC, JIT, RPC
+    handlers, flushes. precise: from the scheduler's run time in ns (TID/schedstat) instead of
+    stat's clock ticks (10 ms), for windows of a tenth of a second."""
     if not pid:
         return {}
     out: dict[str, float] = {}
@@ -116,8 +118,9 @@ def threads_cpu_s(pid: int | None) -> dict[str, float]:
     for task in tasks:
         try:
             name = (task / "comm").read_text().strip()
-            spent = _stat_cpu_s((task / "stat").read_text())
-        except OSError:  # the thread ended between the listing and the read
+            spent = (int((task / "schedstat").read_text().split()[0]) / 1e9 if precise
+                     else _stat_cpu_s((task / "stat").read_text()))
+        except (OSError, ValueError, IndexError):  # the thread ended between listing and read
             continue
         kind = thread_kind(name)
         out[kind] = out.get(kind, 0.0) + spent

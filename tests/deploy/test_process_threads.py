@@ -7,6 +7,8 @@ import os
 import threading
 import time
 
+import pytest
+
 from deploy.localproc.process import thread_kind, threads_cpu_s
 
 PR_SET_NAME = 15
@@ -26,17 +28,19 @@ def test_thread_kind_drops_the_pool_number():
     assert thread_kind("main") == "main"
 
 
-def test_a_spinning_pool_is_counted_under_its_kind_and_an_idle_thread_is_not():
-    before = threads_cpu_s(os.getpid())
+@pytest.mark.parametrize("precise", [False, True])
+def test_a_spinning_pool_is_counted_under_its_kind_and_an_idle_thread_is_not(precise):
+    before = threads_cpu_s(os.getpid(), precise=precise)
     done = threading.Event()
     workers = [threading.Thread(target=_named, args=(f"spinner-{i}", 0.3, done)) for i in (1, 2)]
     idle = threading.Thread(target=_named, args=("idler", 0.0, done))
     for t in (*workers, idle):
         t.start()
     deadline = time.monotonic() + 60
-    while threads_cpu_s(os.getpid()).get("spinner", 0.0) < 0.5 and time.monotonic() < deadline:
+    while threads_cpu_s(os.getpid(), precise=precise).get("spinner", 0.0) < 0.5 \
+            and time.monotonic() < deadline:
         time.sleep(0.05)
-    after = threads_cpu_s(os.getpid())
+    after = threads_cpu_s(os.getpid(), precise=precise)
     done.set()
     for t in (*workers, idle):
         t.join()
@@ -47,3 +51,4 @@ def test_a_spinning_pool_is_counted_under_its_kind_and_an_idle_thread_is_not():
 def test_a_process_that_is_gone_has_no_threads():
     assert threads_cpu_s(None) == {}
     assert threads_cpu_s(2 ** 22 + 12345) == {}
+    assert threads_cpu_s(2 ** 22 + 12345, precise=True) == {}
