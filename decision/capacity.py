@@ -12,7 +12,8 @@ node is a good sample: it shows the most it serves.
 Service time: a node's mean request time (rpc_latency_ms) at utilisation u is read as an
 M/M/1 station's, L = s / (1 - u), so s = L (1 - u); the profile keeps the fastest quarter of
 its nodes (one slow node, a hot partition or a cold cache, does not make every node slow),
-smoothed over time; nothing is learned while caches warm after a plan (the caller's call).
+smoothed over time; nothing is learned while caches warm after a plan nor from a node over the
+latency objective (the caller's call: rules/measure.py).
 
 How busy a node may run: the M/M/1 sojourn time is exponential, so its 99th percentile is
 s ln(100) / (1 - u) (Kleinrock, Queueing Systems I, §3.2). The smallest size whose predicted

@@ -6,7 +6,7 @@ what the snapshot teaches and build the demand view the sizing rules read (rules
     capacity   per profile, the CPU a request of each class costs and a request's time on an
                idle node, learned from every active node's served rates, CPU and latency
                (decision/capacity.py; no latency is learned from while a plan runs or
-               within warmup_s after it); a node may run at the utilisation whose predicted p99
+               within warmup_s after it, nor from a node over latency_slo_ms); a node may run at the utilisation whose predicted p99
                stays under latency_slo_ms x (1 - slo_headroom), within [min_utilisation,
                max_utilisation]
     lead time  the last scale-out's decision to the end of its plan (the control loop records
@@ -37,7 +37,15 @@ from decision.rules.view import DemandView
 
 
 def _samples(ctx: Context, d: Demands, warming: bool) -> list[Sample]:
+    """Every active node that served something, as capacity.learn reads it. Its latency is
+    left out while caches warm after a plan (`warming`) and where it is over the latency
+    objective: a node that slow is waiting on something a CPU queue does not explain (a read
+    tenant that just arrived misses a cold cache on every get: 1,140 ms at 45 % CPU without
+    a call queue, daily-peaks at 930 s), and read as a service time it said a request takes
+    600 ms idle, so every node might run at min_utilisation only and plans bought 20 nodes for
+    a 2-node load. Such a node is short; the scale-out rules act on that."""
     arrays = ctx.arrays
+    slo = latency_slo(ctx.policy)
     on = arrays.node_of >= 0
     k = len(arrays.active)
     per = [np.bincount(arrays.node_of[on], weights=r[on], minlength=k)
@@ -46,8 +54,10 @@ def _samples(ctx: Context, d: Demands, warming: bool) -> list[Sample]:
     for i, (node, nd) in enumerate(zip(arrays.active, d.nodes)):
         if node.metrics is None or nd.served <= 0:
             continue
+        late = slo is not None and nd.latency_ms is not None and nd.latency_ms > slo
         out.append(Sample(node.profile, float(per[0][i]), float(per[1][i]), float(per[2][i]),
-                          node.metrics.cpu, None if warming else nd.latency_ms, nd.queued))
+                          node.metrics.cpu, None if warming or late else nd.latency_ms,
+                          nd.queued))
     return out
 
 

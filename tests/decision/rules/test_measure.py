@@ -1,0 +1,44 @@
+"""Measure (decision/rules/measure.py): what sizing from demand learns from each snapshot. Here:
+the time a request takes on an idle node, from which the utilisation a node may run at
+(u_max) follows."""
+from __future__ import annotations
+
+import pytest
+
+from decision.rules.measure import Measure
+from tests.fixtures.rules import DONE, SIZED, context, watched
+from tests.fixtures.snapshots import later, queued_snapshot
+
+
+def test_a_node_over_the_slo_teaches_no_request_time():
+    # daily-peaks at 930 s (seed 1): a read tenant arrives and the node holding its regions
+    # answers in 1,140 ms at 45 % CPU with no call queue (every read misses a cold cache and
+    # waits for the disk), the other in 0.6 ms at 40 %. Read as a CPU queue's service time,
+    # the cold node's latency said a request takes 600 ms idle and every node may run at no
+    # more than min_utilisation: the plans bought 20 nodes for a 2-node load.
+    snap = queued_snapshot([0.40, 0.45], latency_ms=[0.6, 1140.0])
+    view = context(snap, SIZED, DONE, observers=(Measure(),)).view
+    assert view is not None and view.capacity is not None
+    assert view.capacity.service_ms == pytest.approx(0.6 * (1 - 0.40))
+    assert view.u_max == SIZED.max_utilisation
+    # the cold node is still short: the scale-out rules see it
+    assert view.short == ("rs2",)
+
+
+def test_what_warm_nodes_taught_outlasts_a_cold_start():
+    cold = queued_snapshot([0.45, 0.45], latency_ms=[900.0, 1140.0])
+    warm = later(queued_snapshot([0.40, 0.40], latency_ms=[0.6, 0.6]), -30.0)
+    view = context(cold, SIZED, watched(warm, SIZED, seconds=30.0), observers=(Measure(),)).view
+    assert view is not None and view.capacity is not None
+    assert view.capacity.service_ms == pytest.approx(0.6 * (1 - 0.40))
+    assert view.short == ("rs1", "rs2")
+
+
+def test_a_node_slower_than_the_slo_allows_but_within_it_still_teaches():
+    # 30 ms at 50 % CPU: within the 50-ms objective, so a request's time (15 ms) is learned;
+    # its M/M/1 bound, 1 - ln(100) x 15 / 40 < 0, leaves a node min_utilisation
+    snap = queued_snapshot([0.50, 0.50], latency_ms=[30.0, 30.0])
+    view = context(snap, SIZED, DONE, observers=(Measure(),)).view
+    assert view is not None and view.capacity is not None
+    assert view.capacity.service_ms == pytest.approx(15.0)
+    assert view.u_max == SIZED.min_utilisation
