@@ -18,7 +18,9 @@ and on request `static`, the daemon watching and never acting, which says what w
 costs: their configs/<preset>.yaml told the run's objective (`slo.latency_ms` = `--slo-p99-ms`, as
 the simulator's runs are), min/max nodes from `--min-nodes`/`--max-nodes`, starting at
 `--start-nodes`; `metctl run` as a daemon with the local infrastructure driver, which launches
-quota'd RegionServers) and static clusters of `--static-sizes` (no daemon). Each run: a fresh
+quota'd RegionServers), any `--variant NAME=CONFIG` (a config file's policy section, run
+the same way under NAME: e.g. sizing from demand) and static clusters of `--static-sizes` (no
+daemon). Each run: a fresh
 cluster, the same tables and rows. Runs are repetition-major and each writes OUT/<config>-rep<k>/
 run.json as it ends; a run whose run.json exists is not run again (a cut bench resumes);
 `--aggregate` only rebuilds OUT/report.json and OUT/table.md from them; every report scores
@@ -77,9 +79,21 @@ DEFAULT_PHASES = "4x0.7,3x1.5,6x2.6,3x1.5,4x0.7"
 HBASE_BALANCER_PERIOD_MS = 300_000
 
 
-def balanced_by_hbase(config: str) -> bool:
-    """Whether this configuration's new nodes get their regions from HBase's own balancer."""
+def balanced_by_hbase(config: str, variants: dict[str, Path] | None = None) -> bool:
+    """Whether this configuration's new nodes get their regions from HBase's own balancer (a
+    variant: as its preset's do)."""
+    if variants and config in variants:
+        config = str((variant_policy(variants[config]) or {}).get("preset", "met"))
     return config in REGISTRY and config != "static" and not REGISTRY[config].places_partitions
+
+
+def variant_policy(path: Path) -> dict[str, Any] | None:
+    """The `policy:` section of a variant's config file; None when it has none."""
+    import yaml
+
+    doc = yaml.safe_load(path.read_text())
+    section = doc.get("policy") if isinstance(doc, dict) else None
+    return section if isinstance(section, dict) else None
 
 
 def log(msg: str) -> None:
@@ -134,14 +148,17 @@ def rs_capacity(a: argparse.Namespace) -> float:
 # -------------------------------------------------------------------------------------- policy
 
 def policy_sections(policy: str, a: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The policy section of configs/<policy>.yaml with this bench's bounds, and loop overrides.
+    """The policy section of configs/<policy>.yaml (a variant's: of its file) with this bench's
+    bounds, and loop overrides.
     The policy is told the tenants' objective (`slo.latency_ms` = --slo-p99-ms) when its config
     sets none, as an operator would and as the simulator's runs do (controller.harness,
     simulated_config); policies that read no objective ignore it."""
     import yaml
 
-    doc = yaml.safe_load((ROOT / "configs" / f"{policy}.yaml").read_text())
-    section = {**doc["policy"], "min_nodes": a.min_nodes, "max_nodes": a.max_nodes}
+    variant = getattr(a, "variants", {}).get(policy)
+    own = (variant_policy(variant) if variant is not None else
+           yaml.safe_load((ROOT / "configs" / f"{policy}.yaml").read_text())["policy"])
+    section = {**(own or {}), "min_nodes": a.min_nodes, "max_nodes": a.max_nodes}
     slo = dict(section.get("slo") or {})
     slo.setdefault("latency_ms", a.slo_p99_ms)
     section["slo"] = slo
@@ -152,7 +169,8 @@ def policy_sections(policy: str, a: argparse.Namespace) -> tuple[dict[str, Any],
 
 def cluster_for(config: str, work: Path, a: argparse.Namespace) -> cluster_mod.LocalHBase:
     """The fresh quota'd cluster a configuration runs on (not started)."""
-    balancer = {"hbase.balancer.period": HBASE_BALANCER_PERIOD_MS} if balanced_by_hbase(config) else {}
+    balancer = ({"hbase.balancer.period": HBASE_BALANCER_PERIOD_MS}
+                if balanced_by_hbase(config, getattr(a, "variants", None)) else {})
     return cluster_mod.LocalHBase(work / "hbase", rs_heap_mb=a.rs_heap_mb, session_timeout_ms=40_000,
                                   extra_site=balancer, **quota_options(a))
 
@@ -312,6 +330,9 @@ def write_report(out: Path, a: argparse.Namespace, plan: list[dict[str, Any]], c
 def parse(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--policies", default=",".join(p for p in POLICIES if p != "static"), help=f"comma-separated, from {', '.join(POLICIES)}")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME=CONFIG",
+                    help="one more configuration: a metctl config file's policy section, run "
+                    "under NAME like the policies (repeatable)")
     ap.add_argument("--static-sizes", default="2,3,4,5,6", help="static clusters to run ('' for none)")
     ap.add_argument("--repetitions", type=int, default=3)
     ap.add_argument("--first-repetition", type=int, default=1)
@@ -345,6 +366,24 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     bad = [p for p in a.policy_list if p not in POLICIES]
     if bad:
         raise BadInput(f"--policies: expected names from {', '.join(POLICIES)}, got {a.policies!r}")
+    import yaml
+
+    a.variants = {}
+    for spec in a.variant:
+        name, _, file = spec.partition("=")
+        name, path = name.strip(), Path(file.strip())
+        if not name or not file.strip() or name in POLICIES or name.startswith("static") \
+                or name in a.variants:
+            raise BadInput(f"--variant: expected NAME=CONFIG with a new name (not a policy's, not "
+                           f"static…), got {spec!r}")
+        try:
+            section = variant_policy(path)
+        except (OSError, yaml.YAMLError) as e:
+            raise BadInput(f"--variant {name}: {path}: cannot read it ({e})") from None
+        if section is None:
+            raise BadInput(f"--variant {name}: {path}: expected a `policy:` section, found none")
+        a.variants[name] = path
+        a.policy_list.append(name)
     try:
         a.sizes = [int(x) for x in a.static_sizes.split(",") if x.strip()]
     except ValueError:

@@ -203,3 +203,32 @@ def test_a_gap_outside_what_the_monitor_accepts_is_refused_before_any_run():
 
     with pytest.raises(BadInput, match="--jmx-question-gap-ms: expected 0 to 1000"):
         parse(["--no-quota", "--jmx-question-gap-ms", "1500"])
+
+
+def test_a_variant_runs_its_config_files_policy_under_its_name(tmp_path):
+    # sizing from demand on the quota'd cluster, beside the shipped policies, without editing
+    # configs/: the variant's policy section, told the run's objective and bounds like theirs
+    import pytest
+
+    from deploy.local_hbase.compare import BadInput
+
+    mine = tmp_path / "demand.yaml"
+    mine.write_text("policy:\n  advanced:\n    size_from_demand: true\n")
+    a = parse(["--no-quota", "--policies", "met", "--variant", f"demand={mine}", "--slo-p99-ms", "200"])
+    assert a.policy_list == ["met", "demand"]
+    section, _ = policy_sections("demand", a)
+    assert section["advanced"] == {"size_from_demand": True}
+    assert section["slo"] == {"latency_ms": 200.0}
+    assert (section["min_nodes"], section["max_nodes"]) == (a.min_nodes, a.max_nodes)
+    # a met variant places its own partitions: HBase's balancer keeps the local cluster's period
+    assert cluster_for("demand", tmp_path / "c", a).balancer_period_ms == cluster_mod.BALANCER_PERIOD_MS
+    tt = tmp_path / "tt.yaml"
+    tt.write_text("policy:\n  preset: target-tracking\n")
+    b = parse(["--no-quota", "--variant", f"mytt={tt}"])
+    assert cluster_for("mytt", tmp_path / "d", b).balancer_period_ms == HBASE_BALANCER_PERIOD_MS
+    (tmp_path / "none.yaml").write_text("cluster: x\n")
+    for spec, says in ((f"met={mine}", "with a new name"), (f"static-9={mine}", "with a new name"),
+                       (f"x={tmp_path / 'none.yaml'}", "expected a `policy:` section"),
+                       (f"y={tmp_path / 'missing.yaml'}", "cannot read it")):
+        with pytest.raises(BadInput, match=says):
+            parse(["--no-quota", "--variant", spec])
