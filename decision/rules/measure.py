@@ -6,9 +6,9 @@ what the snapshot teaches and build the demand view the sizing rules read (rules
     capacity   per profile, the CPU a request of each class costs and a request's time on an
                idle node, learned from every active node's served rates, CPU and latency
                (decision/capacity.py; no latency is learned from while a plan runs or
-               within warmup_s after it, nor from a node over latency_slo_ms); a node may run at the utilisation whose predicted p99
-               stays under latency_slo_ms x (1 - slo_headroom), within [min_utilisation,
-               max_utilisation]
+               within warmup_s after it, nor from a node over latency_slo_ms); a node may
+               run at the utilisation whose predicted p99 stays under latency_slo_ms x
+               (1 - slo_headroom), within [min_utilisation, max_utilisation]
     lead time  the last scale-out's decision to the end of its plan (the control loop records
                the end), learned (decision/lead_time.py); scale_out_lead_s until then
     forecast   the least-squares slope of the demand of the last trend_window_s, over the lead
@@ -43,7 +43,7 @@ def _samples(ctx: Context, d: Demands, warming: bool) -> list[Sample]:
     tenant that just arrived misses a cold cache on every get: 1,140 ms at 45 % CPU without
     a call queue, daily-peaks at 930 s), and read as a service time it said a request takes
     600 ms idle, so every node might run at min_utilisation only and plans bought 20 nodes for
-    a 2-node load. Such a node is short; the scale-out rules act on that."""
+    a peak of 5.9 node-loads. Such a node is short; the scale-out rules act on that."""
     arrays = ctx.arrays
     slo = latency_slo(ctx.policy)
     on = arrays.node_of >= 0

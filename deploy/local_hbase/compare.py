@@ -20,9 +20,8 @@ the simulator's runs are), min/max nodes from `--min-nodes`/`--max-nodes`, start
 `--start-nodes`; `metctl run` as a daemon with the local infrastructure driver, which launches
 quota'd RegionServers), any `--variant NAME=CONFIG` (a config file's policy section, run
 the same way under NAME: e.g. sizing from demand) and static clusters of `--static-sizes` (no
-daemon). Each run: a fresh
-cluster, the same tables and rows. Runs are repetition-major and each writes OUT/<config>-rep<k>/
-run.json as it ends; a run whose run.json exists is not run again (a cut bench resumes);
+daemon). Each run: a fresh cluster, the same tables and rows. Runs are repetition-major and
+each writes OUT/<config>-rep<k>/run.json as it ends; a run whose run.json exists is not run again (a cut bench resumes);
 `--aggregate` only rebuilds OUT/report.json and OUT/table.md from them; every report scores
 every run from the windows it kept against `--slo-p99-ms`, so another objective needs no rerun. `--lock FILE` takes
 that flock around each run only.

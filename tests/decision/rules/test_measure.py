@@ -15,7 +15,7 @@ def test_a_node_over_the_slo_teaches_no_request_time():
     # answers in 1,140 ms at 45 % CPU with no call queue (every read misses a cold cache and
     # waits for the disk), the other in 0.6 ms at 40 %. Read as a CPU queue's service time,
     # the cold node's latency said a request takes 600 ms idle and every node may run at no
-    # more than min_utilisation: the plans bought 20 nodes for a 2-node load.
+    # more than min_utilisation: the plans bought 20 nodes for a peak of 5.9 node-loads.
     snap = queued_snapshot([0.40, 0.45], latency_ms=[0.6, 1140.0])
     view = context(snap, SIZED, DONE, observers=(Measure(),)).view
     assert view is not None and view.capacity is not None
