@@ -78,11 +78,11 @@ DEFAULT_PHASES = "4x0.7,3x1.5,6x2.6,3x1.5,4x0.7"
 HBASE_BALANCER_PERIOD_MS = 300_000
 
 
-def balanced_by_hbase(config: str, variants: dict[str, Path] | None = None) -> bool:
+def balanced_by_hbase(config: str, variants: dict[str, dict[str, Any]] | None = None) -> bool:
     """Whether this configuration's new nodes get their regions from HBase's own balancer (a
-    variant: as its preset's do)."""
+    variant, by its policy section: as its preset's do)."""
     if variants and config in variants:
-        config = str((variant_policy(variants[config]) or {}).get("preset", "met"))
+        config = str(variants[config].get("preset", "met"))
     return config in REGISTRY and config != "static" and not REGISTRY[config].places_partitions
 
 
@@ -154,10 +154,10 @@ def policy_sections(policy: str, a: argparse.Namespace) -> tuple[dict[str, Any],
     simulated_config); policies that read no objective ignore it."""
     import yaml
 
-    variant = getattr(a, "variants", {}).get(policy)
-    own = (variant_policy(variant) if variant is not None else
-           yaml.safe_load((ROOT / "configs" / f"{policy}.yaml").read_text())["policy"])
-    section = {**(own or {}), "min_nodes": a.min_nodes, "max_nodes": a.max_nodes}
+    own = getattr(a, "variants", {}).get(policy)
+    if own is None:
+        own = yaml.safe_load((ROOT / "configs" / f"{policy}.yaml").read_text())["policy"]
+    section = {**own, "min_nodes": a.min_nodes, "max_nodes": a.max_nodes}
     slo = dict(section.get("slo") or {})
     slo.setdefault("latency_ms", a.slo_p99_ms)
     section["slo"] = slo
@@ -381,7 +381,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
             raise BadInput(f"--variant {name}: {path}: cannot read it ({e})") from None
         if section is None:
             raise BadInput(f"--variant {name}: {path}: expected a `policy:` section, found none")
-        a.variants[name] = path
+        a.variants[name] = section  # read once: every run of it runs the same policy
         a.policy_list.append(name)
     try:
         a.sizes = [int(x) for x in a.static_sizes.split(",") if x.strip()]
