@@ -17,14 +17,18 @@ measured p99 beside the predicted and measured means, and the error on the mean.
 
     .venv/bin/python bench/sim_vs_real.py [--scale out/scale-hbase/report.json]
         [--compare out/compare-hbase/report.json] [--calibration out/calibrate-hbase/report.json]
-        [--per-node-at N]
+        [--per-node-at N] [--cost-growth-from REPORT [--cost-growth-experiment NAME]]
+
+`--cost-growth-from REPORT`: a RegionServer of the local cluster spends more CPU per request
+the more RegionServers share the machine; a scale report that read each RegionServer's CPU
+(bench/scale_hbase.py) gives how much (simulator hardware.shared_machine_cost_growth), and the
+simulator's servers pay it. Without it the simulator scales nearly linearly and the real
+cluster does not, so calibrated on one RegionServer it overstates every larger cluster.
 
 `--per-node-at N`: the node's server costs scaled so that the simulator serves, at N nodes,
 what the scale bench measured at N RegionServers (its median), then everything predicted
-again. The simulator scales nearly linearly and the real cluster does not (each RegionServer
-serves less as the cluster grows), so calibrated on one RegionServer it overstates every larger
-cluster; calibrated at the size a comparison runs at, the remaining error of its policy runs is
-the model's dynamics (moves, the balancer, when nodes are bought), not its capacity.
+again: a node calibrated to another day's machine (N = 1), or, without the cost growth, to
+the size a comparison runs at.
 
 Writes out/sim-vs-real/report.json and table.md.
 """
@@ -33,12 +37,14 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,6 +53,7 @@ sys.path.insert(0, str(ROOT))
 from controller.config import load_config  # noqa: E402
 from controller.harness import build_run  # noqa: E402
 from controller.report import summarize  # noqa: E402
+from simulator.capacity import SERVER_CPU_COSTS  # noqa: E402
 from simulator.scenario import Scenario  # noqa: E402
 
 MIXES = {"A": {"read": 0.5, "update": 0.5}, "C": {"read": 1.0}}
@@ -73,7 +80,28 @@ def simulate(config_doc: dict[str, Any], scenario: Scenario, policy: str | None)
     return {"summary": summarize(run, policy or cfg.policy.name), "run": run}
 
 
-SERVER_COSTS = ("get_cpu_ms", "rpc_cpu_ms", "block_cpu_ms", "put_cpu_ms", "scan_row_cpu_ms")
+def cost_growth(report: dict[str, Any], experiment: str) -> tuple[float, dict[int, float]]:
+    """HardwareSettings.shared_machine_cost_growth measured by a scale report whose runs read
+    each process's CPU (`cpu_cores`: rs1, rs2, ...): the RegionServers' CPU ms per operation at
+    each size (median over the repetitions), and g such that the cost at the largest size is
+    the smallest size's times (1 + g ln n_large) / (1 + g ln n_small). A report of several
+    experiments (`experiments: {name: {runs}}`) is read at `experiment`."""
+    if "experiments" in report:
+        if experiment not in report["experiments"]:
+            raise ValueError(f"has no experiment {experiment!r} (it has {', '.join(report['experiments'])})")
+        report = report["experiments"][experiment]
+    per_size: dict[int, list[float]] = {}
+    for r in report.get("runs", []):
+        rs = [v for k, v in (r.get("cpu_cores") or {}).items() if k.startswith("rs")]
+        if rs and r.get("ops_per_s"):
+            per_size.setdefault(int(r["size"]), []).append(sum(rs) / r["ops_per_s"] * 1000.0)
+    if len(per_size) < 2:
+        raise ValueError("needs runs at two sizes or more with each RegionServer's CPU (cpu_cores)")
+    ms = {n: statistics.median(v) for n, v in sorted(per_size.items())}
+    small, large = min(ms), max(ms)
+    ratio = ms[large] / ms[small]
+    g = (ratio - 1.0) / (math.log(large) - ratio * math.log(small))
+    return max(g, 0.0), {n: round(v, 4) for n, v in ms.items()}
 
 
 def per_node_at(sim: dict[str, Any], scale_rows: list[dict[str, Any]], size: int) -> tuple[dict[str, Any], float]:
@@ -85,7 +113,7 @@ def per_node_at(sim: dict[str, Any], scale_rows: list[dict[str, Any]], size: int
                          f"(it has {', '.join(str(r['size']) for r in scale_rows) or 'none'})")
     factor = row["predicted_ops_per_s"] / row["measured_ops_per_s"]
     costs = dict(sim.get("costs", {}))
-    for key in SERVER_COSTS:
+    for key in SERVER_CPU_COSTS:
         if key in costs:
             costs[key] = round(costs[key] * factor, 5)
     return {**sim, "costs": costs}, factor
@@ -119,6 +147,7 @@ def predict_scale(scale: dict[str, Any], sim: dict[str, Any]) -> list[dict[str, 
         per_s = rec.ops.sum(axis=1) / rec.tick_s
         ops = float(per_s[keep].mean()) if keep.any() else s["mean_throughput"]
         lat = float(rec.latency_ms[keep].mean()) if keep.any() else s["mean_latency_ms"]
+        p99 = float(np.nanmedian(rec.p99_wl_ms[keep])) if keep.any() else float("nan")
         real_ops = statistics.median(figures["ops_per_s"])
         real_mean = statistics.median(_mean_latency(r) for r in runs)
         rows.append({"size": n, "predicted_ops_per_s": round(ops, 1), "measured_ops_per_s": real_ops,
@@ -126,7 +155,8 @@ def predict_scale(scale: dict[str, Any], sim: dict[str, Any]) -> list[dict[str, 
                      "ops_error": round(ops / real_ops - 1, 3),
                      "predicted_mean_ms": round(lat, 2), "measured_mean_ms": round(real_mean, 2),
                      "mean_latency_error": round(lat / real_mean - 1, 3) if real_mean else None,
-                     "measured_p99_ms": statistics.median(figures["p99_ms"])})
+                     "measured_p99_ms": statistics.median(figures["p99_ms"]),
+                     "predicted_p99_ms": round(p99, 1)})
     return rows
 
 
@@ -195,12 +225,13 @@ def predict_compare(compare: dict[str, Any], sim: dict[str, Any]) -> list[dict[s
 
 def markdown(scale_rows: list[dict[str, Any]], compare_rows: list[dict[str, Any]]) -> str:
     lines = ["| RS | measured ops/s (min–max) | predicted | error | measured mean ms | predicted mean ms | "
-             "error | measured p99 ms |", "|---|---|---|---|---|---|---|---|"]
+             "error | measured p99 ms | predicted p99 ms |", "|---|---|---|---|---|---|---|---|---|"]
     for r in scale_rows:
         lines.append(f"| {r['size']} | {r['measured_ops_per_s']:,.0f} ({r['measured_ops_spread'][0]:,.0f}–"
                      f"{r['measured_ops_spread'][1]:,.0f}) | {r['predicted_ops_per_s']:,.0f} | {r['ops_error']:+.0%} | "
                      f"{r['measured_mean_ms']:.1f} | {r['predicted_mean_ms']:.1f} | "
-                     f"{r['mean_latency_error']:+.0%} | {r['measured_p99_ms']:.0f} |")
+                     f"{r['mean_latency_error']:+.0%} | {r['measured_p99_ms']:.0f} | "
+                     f"{r.get('predicted_p99_ms', float('nan')):.0f} |")
     if compare_rows:
         lines += ["", "| config | rep | measured ops | predicted | error | measured node-min | predicted | error | "
                   "max RS measured / predicted | SLO windows (worst tenant) measured / predicted |",
@@ -223,6 +254,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(ROOT / "out" / "sim-vs-real"))
     ap.add_argument("--per-node-at", type=int, default=None, metavar="N",
                     help="scale the node's server costs to one RegionServer of the measured N-node cluster")
+    ap.add_argument("--cost-growth-from", default=None, metavar="REPORT",
+                    help="a scale report with each RegionServer's CPU (bench/scale_hbase.py): the servers' "
+                         "cost per request grows with their number as measured there "
+                         "(simulator hardware.shared_machine_cost_growth)")
+    ap.add_argument("--cost-growth-experiment", default="alone", metavar="NAME",
+                    help="which experiment of a report of several (default: alone)")
     a = ap.parse_args(argv)
     docs = {}
     for name in ("scale", "calibration", "compare"):
@@ -238,6 +275,15 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     sim = settings_for(docs["calibration"])
+    growth = None
+    if a.cost_growth_from:
+        try:
+            g, growth_ms = cost_growth(json.loads(Path(a.cost_growth_from).read_text()), a.cost_growth_experiment)
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            print(f"sim_vs_real: --cost-growth-from {a.cost_growth_from}: {err}", file=sys.stderr)
+            return 2
+        growth = {"g": round(g, 3), "server_cpu_ms_per_op": growth_ms, "source": a.cost_growth_from}
+        sim = {**sim, "hardware": {**sim.get("hardware", {}), "shared_machine_cost_growth": round(g, 3)}}
     scale_rows = predict_scale(docs["scale"], sim)
     factor = None
     if a.per_node_at is not None:
@@ -251,12 +297,16 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     report = {"simulator_settings": sim, "per_node_at": a.per_node_at, "cost_factor": factor,
+              "cost_growth": growth,
               "scale": scale_rows, "compare": compare_rows}
     (out / "report.json").write_text(json.dumps(report, indent=1))
     table = markdown(scale_rows, compare_rows)
     if factor is not None:
         table = (f"Server costs x {factor:.3f}: one node serves what one RegionServer did in the measured "
                  f"{a.per_node_at}-RegionServer cluster.\n\n") + table
+    if growth is not None:
+        table = (f"Server costs x (1 + {growth['g']} ln servers), measured in {growth['source']} "
+                 f"(RegionServer CPU ms per operation by size: {growth['server_cpu_ms_per_op']}).\n\n") + table
     (out / "table.md").write_text(table)
     print(table)
     return 0

@@ -30,6 +30,20 @@ import numpy as np
 from simulator.settings import CostSettings, HardwareSettings
 
 
+# The costs a RegionServer's CPU pays per request (the client's and the disk's are apart).
+SERVER_CPU_COSTS = ("get_cpu_ms", "rpc_cpu_ms", "block_cpu_ms", "put_cpu_ms", "scan_row_cpu_ms")
+
+
+def on_shared_machine(c: CostSettings, servers: int, growth: float) -> CostSettings:
+    """`c` with every server CPU cost times 1 + growth · ln(servers): RegionServers that share
+    one machine each spend more CPU per request the more of them serve
+    (HardwareSettings.shared_machine_cost_growth; 0 leaves `c` as it is)."""
+    if growth <= 0 or servers <= 1:
+        return c
+    f = 1.0 + growth * float(np.log(servers))
+    return c.model_copy(update={k: getattr(c, k) * f for k in SERVER_CPU_COSTS})
+
+
 def hotspot_shares(n_regions: int, hot_data: float, hot_ops: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """YCSB's hotspot generator over ordered keys split into equal regions.
 

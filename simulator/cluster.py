@@ -25,7 +25,7 @@ from dataclasses import fields
 import numpy as np
 
 from actuator.drivers import TAG_CLUSTER, TAG_MANAGED, TAG_PROFILE
-from simulator import balancer, cache, demand, metrics, network, store
+from simulator import balancer, cache, capacity, demand, metrics, network, store
 from simulator.arrivals import Arrivals
 from simulator.background import Background, Transfer, compaction_done
 from simulator.demand import WorkloadMix
@@ -251,13 +251,14 @@ class SimCluster:
 
     def _solve(self, bg_cpu: np.ndarray, bg_disk: np.ndarray, dt: float) -> network.StepResult:
         """What each workload got this step, and what each node did (simulator.network)."""
-        c, h = self.settings.costs, self.settings.hardware
+        h = self.settings.hardware
+        serving = np.array([n.rs_state == "active" for n in self.nodes], dtype=bool)
+        c = capacity.on_shared_machine(self.settings.costs, int(serving.sum()), h.shared_machine_cost_growth)
         active = np.array([w.active(self.t) for w in self.workloads], dtype=bool)
         _, memst, block = cache.profile_arrays(self.nodes, self.settings.profiles)
         rc = demand.region_costs(self.regions, self.mix, memst, block, self.t, c, h)
         alive = np.array([n.vm_state == "running" for n in self.nodes], dtype=bool)
         d = demand.station_demands(rc, self.regions, self.mix, alive, bg_cpu, bg_disk, c, h)
-        serving = np.array([n.rs_state == "active" for n in self.nodes], dtype=bool)
         step = network.StepInput(rc=rc, d=d, cls=self.regions.cls, active=active,
                                  open_loop=self.arrivals.open, arrivals=self.arrivals.step(self.t, dt),
                                  timeout_s=self.arrivals.timeout_s, serving=serving, block_kb=block,

@@ -86,7 +86,8 @@ def steady_state(load: RegionLoad, nodes: int, settings: SimulatorSettings | Non
     if nodes < 1:
         raise ValueError("nodes must be at least 1")
     st = settings or SimulatorSettings()
-    c, h, p = st.costs, st.hardware, st.profiles[profile]
+    h, p = st.hardware, st.profiles[profile]
+    c = capacity.on_shared_machine(st.costs, nodes, h.shared_machine_cost_growth)
     reads, writes, scans = (np.asarray(a, dtype=float) for a in (load.reads, load.writes, load.scans))
     b = np.full(len(reads), p.block_kb)
     cpu = reads * capacity.get_cpu_ms(b, c) + scans * capacity.scan_cpu_ms(b, c) + writes * c.put_cpu_ms

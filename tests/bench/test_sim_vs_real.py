@@ -2,6 +2,8 @@
 started at, with the phases' tenants, and its error is against what the run measured."""
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from bench import sim_vs_real
@@ -62,3 +64,40 @@ def test_per_node_at_a_size_the_scale_bench_never_ran_names_the_sizes_it_has():
     with pytest.raises(ValueError, match="no run at 6 RegionServers.*1, 3"):
         sim_vs_real.per_node_at({"costs": {}}, [{"size": 1, "predicted_ops_per_s": 1, "measured_ops_per_s": 1},
                                                 {"size": 3, "predicted_ops_per_s": 1, "measured_ops_per_s": 1}], 6)
+
+
+def _scale_run(size: int, ops: float, rs_cores: float) -> dict:
+    return {"size": size, "ops_per_s": ops,
+            "cpu_cores": {"zk": 0.001, "master": 0.004, "ycsb": 0.1,
+                          **{f"rs{i + 1}": rs_cores for i in range(size)}}}
+
+
+def test_the_cost_growth_is_read_from_the_servers_cpu_per_operation_at_two_sizes():
+    # 0.1 ms per operation at one server, 0.15 at four (medians of two runs each)
+    report = {"experiments": {"alone": {"runs": [
+        _scale_run(1, 1500.0, 0.15), _scale_run(1, 1400.0, 0.14),
+        _scale_run(4, 4000.0, 0.15), _scale_run(4, 4000.0, 0.15)]}}}
+    g, per_op = sim_vs_real.cost_growth(report, "alone")
+    assert per_op == {1: 0.1, 4: 0.15}
+    assert 1 + g * math.log(4) == pytest.approx(1.5)
+    # a curve whose servers do as much per CPU-second at every size: no growth
+    flat = {"runs": [_scale_run(1, 1500.0, 0.15), _scale_run(4, 6000.0, 0.15)]}
+    assert sim_vs_real.cost_growth(flat, "alone")[0] == pytest.approx(0.0)
+
+
+def test_a_report_that_cannot_give_the_cost_growth_says_why(tmp_path, capsys):
+    with pytest.raises(ValueError, match="two sizes"):
+        sim_vs_real.cost_growth({"runs": [_scale_run(1, 1500.0, 0.15)]}, "alone")
+    with pytest.raises(ValueError, match="no experiment 'wide'.*alone"):
+        sim_vs_real.cost_growth({"experiments": {"alone": {"runs": []}}}, "wide")
+    bad = tmp_path / "scale.json"
+    bad.write_text('{"runs": []}')
+    cal = tmp_path / "cal.json"
+    cal.write_text('{"quota_node": {"simulator": {}}}')
+    scale = tmp_path / "s.json"
+    scale.write_text('{"sizes": {}, "runs": []}')
+    code = sim_vs_real.main(["--scale", str(scale), "--calibration", str(cal), "--compare", str(tmp_path / "none"),
+                             "--cost-growth-from", str(bad), "--out", str(tmp_path / "out")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--cost-growth-from" in err and str(bad) in err and "two sizes" in err

@@ -458,3 +458,30 @@ def test_a_prefetch_larger_than_the_cache_share_pushes_other_regions_out(sim_clu
     # until the surplus is unread for the node's characteristic time (seconds, in so small a cache)
     cl.run_until(cl.t + 2 * cl.settings.cache_update_s)
     assert np.all(cl.reg_warmth[others] > 0.99)
+
+
+def _saturated_reads(nodes: int, settings: SimulatorSettings) -> float:
+    """Operations/s a static cluster serves to eight clients that never wait (CPU-bound reads)."""
+    from simulator.cluster import SimCluster
+    from simulator.scenario import scenario_from_dict
+
+    sc = scenario_from_dict({"name": "shared", "duration_s": 60, "seed": 2, "initial_nodes": nodes,
+                             "initial_placement": "balanced",
+                             "workloads": [{"name": f"reads{i}", "ycsb": "C", "records": 100_000, "regions": 12,
+                                            "threads": 60, "hot_data_fraction": 1.0, "hot_ops_fraction": 1.0,
+                                            "client_host": f"client-{i}"} for i in range(8)]}, "<s>")
+    cl = SimCluster(sc, settings)
+    cl.run_until(60)
+    rec = cl.recording()
+    return float(rec.ops[30:].sum() / (len(rec.t[30:]) * rec.tick_s))
+
+
+def test_servers_sharing_one_machine_each_serve_less_the_more_of_them_serve():
+    from simulator.settings import HardwareSettings
+
+    shared = SimulatorSettings(hardware=HardwareSettings(shared_machine_cost_growth=0.38))
+    # one server alone on the machine: nothing to share
+    assert _saturated_reads(1, shared) == pytest.approx(_saturated_reads(1, SimulatorSettings()), rel=1e-9)
+    # four: each request costs 1 + 0.38 ln 4 = 1.53 times the CPU, so four serve 2.6x one, not 4x
+    alone, beside = _saturated_reads(4, SimulatorSettings()), _saturated_reads(4, shared)
+    assert alone / beside == pytest.approx(1 + 0.38 * math.log(4), rel=0.02)

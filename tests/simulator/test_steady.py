@@ -69,3 +69,15 @@ def test_each_tenant_gets_its_own_percentile():
     gets, scans = state.p99_by_tenant
     assert scans > gets and state.p99_ms == max(gets, scans)
     assert np.isfinite(state.mean_ms) and state.max_utilisation < 1
+
+
+def test_the_steady_state_prices_servers_that_share_one_machine_as_the_simulator_does():
+    from simulator.settings import HardwareSettings, SimulatorSettings
+
+    load = scenario_load(_scenario(12_000, 4), 0, 60)
+    shared = SimulatorSettings(hardware=HardwareSettings(shared_machine_cost_growth=0.38))
+    alone, beside = steady_state(load, 4), steady_state(load, 4, shared)
+    assert beside.max_utilisation > alone.max_utilisation and beside.p99_ms > alone.p99_ms
+    assert steady_state(load, 1, shared) == steady_state(load, 1)
+    # the smallest size that meets an objective can only grow when servers share a machine
+    assert smallest_nodes(load, 20.0, shared) >= smallest_nodes(load, 20.0)
