@@ -8,8 +8,10 @@ from dataclasses import fields
 import numpy as np
 import pytest
 
+from simulator.cluster import SimCluster
 from simulator.regions import Regions
-from simulator.settings import SimulatorSettings
+from simulator.scenario import scenario_from_dict
+from simulator.settings import HardwareSettings, SimulatorSettings
 
 
 def _series(cl):
@@ -462,9 +464,6 @@ def test_a_prefetch_larger_than_the_cache_share_pushes_other_regions_out(sim_clu
 
 def _saturated_reads(nodes: int, settings: SimulatorSettings) -> float:
     """Operations/s a static cluster serves to eight clients that never wait (CPU-bound reads)."""
-    from simulator.cluster import SimCluster
-    from simulator.scenario import scenario_from_dict
-
     sc = scenario_from_dict({"name": "shared", "duration_s": 60, "seed": 2, "initial_nodes": nodes,
                              "initial_placement": "balanced",
                              "workloads": [{"name": f"reads{i}", "ycsb": "C", "records": 100_000, "regions": 12,
@@ -477,8 +476,6 @@ def _saturated_reads(nodes: int, settings: SimulatorSettings) -> float:
 
 
 def test_servers_sharing_one_machine_each_serve_less_the_more_of_them_serve():
-    from simulator.settings import HardwareSettings
-
     shared = SimulatorSettings(hardware=HardwareSettings(shared_machine_cost_growth=0.38))
     # one server alone on the machine: nothing to share
     assert _saturated_reads(1, shared) == pytest.approx(_saturated_reads(1, SimulatorSettings()), rel=1e-9)

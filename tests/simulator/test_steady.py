@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from simulator.cluster import SimCluster
 from simulator.scenario import scenario_from_dict
+from simulator.settings import HardwareSettings, SimulatorSettings
 from simulator.steady import RegionLoad, smallest_nodes, scenario_load, steady_state
 
 
@@ -72,8 +73,6 @@ def test_each_tenant_gets_its_own_percentile():
 
 
 def test_the_steady_state_prices_servers_that_share_one_machine_as_the_simulator_does():
-    from simulator.settings import HardwareSettings, SimulatorSettings
-
     load = scenario_load(_scenario(12_000, 4), 0, 60)
     shared = SimulatorSettings(hardware=HardwareSettings(shared_machine_cost_growth=0.38))
     alone, beside = steady_state(load, 4), steady_state(load, 4, shared)
