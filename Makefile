@@ -80,8 +80,9 @@ compare-hbase: venv system-deps
 
 # The simulator's per-operation costs measured on a real local HBase (one RegionServer, YCSB
 # C/B/E): CPU per get, put and scanned row, latency floors (docs/simulator.md, Calibration).
+CALIBRATE_ARGS ?=
 calibrate-hbase: venv system-deps
-	$(BIN)/python bench/calibrate_hbase.py
+	$(BIN)/python bench/calibrate_hbase.py $(CALIBRATE_ARGS)
 
 # How a quota'd RegionServer's CPU follows its load: YCSB C at 0.1 .. 1 of its saturated rate
 # (out/cpu-curve-hbase/report.json; docs/simulator.md); ~5 minutes.

@@ -29,6 +29,12 @@ slice (bench/sim_vs_real.py predicts the scale and compare benches with them). T
 nodes have whole cores, so a node of q cores is one core on which every CPU cost is 1/q times
 the measured one: the same capacity (operations per second at saturation); see
 docs/simulator.md, "A quota'd RegionServer", for what that does to latency.
+
+`--cost-growth-from REPORT` (a `make scale-hbase` report with each RegionServer's CPU, e.g.
+docs/scale-hbase-threads-report.json): the calibration file also sets
+`hardware.shared_machine_cost_growth`, so that a simulated cluster of several such nodes pays
+what RegionServers sharing this machine pay (docs/simulator.md, "RegionServers that share one
+machine"). Read before the cluster starts: a file that cannot give it exits 2 at once.
 """
 from __future__ import annotations
 
@@ -131,7 +137,7 @@ def calibration_file(report: dict[str, Any]) -> str:
     quota, one node of this machine's cores at the measured CPU costs. Keys it leaves out keep
     the shipped values (configs/calibration/simulator.yaml)."""
     if "quota_node" in report:
-        settings = report["quota_node"]["simulator"]
+        settings = dict(report["quota_node"]["simulator"])
         what = f"one RegionServer quota'd to {report['quota_node']['cpu_cores']:g} cores"
     else:
         measured = {k: v["measured"] for k, v in report["figures"].items()}
@@ -143,6 +149,11 @@ def calibration_file(report: dict[str, Any]) -> str:
                               "scan_row_cpu_ms": round(measured["scan_row_cpu_ms"], 5),
                               "client_op_cpu_ms": round(measured["client_op_cpu_ms"], 4)}}
         what = f"one RegionServer on {report['cores']} cores, no quota"
+    growth = report.get("cost_growth")
+    if growth is not None:
+        # RegionServers beside one another on this machine (docs/simulator.md)
+        settings["hardware"] = {**settings.get("hardware", {}), "shared_machine_cost_growth": growth["g"]}
+        what += f", cost growth {growth['g']:g} from {growth['source']}"
     header = (f"# Measured by bench/calibrate_hbase.py (make calibrate-hbase): HBase {report['hbase']}, "
               f"{what}, {report['records']} records\n# per table (docs/simulator.md, Calibration). "
               "Use it with `simulator.calibration: FILE`; keys left out keep the shipped\n# values "
@@ -159,8 +170,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scan-length", type=int, default=100, help="YCSB maxscanlength (uniform 1..N)")
     ap.add_argument("--workdir", default=str(ROOT / "out" / "calibrate-hbase-cluster"))
     ap.add_argument("--out", default=str(ROOT / "out" / "calibrate-hbase" / "report.json"))
+    ap.add_argument("--cost-growth-from", default=None, metavar="REPORT",
+                    help="a scale report with each RegionServer's CPU (make scale-hbase): the calibration "
+                         "file also carries how a RegionServer's cost grows with the others on this machine")
+    ap.add_argument("--cost-growth-experiment", default="alone", metavar="NAME",
+                    help="which experiment of a report of several (default: alone)")
     add_quota_arguments(ap)
     a = ap.parse_args(argv)
+    growth = None
+    if a.cost_growth_from:  # read before the cluster starts: a bad file costs no run
+        from bench.sim_vs_real import cost_growth_from
+        try:
+            growth = cost_growth_from(a.cost_growth_from, a.cost_growth_experiment)
+        except ValueError as err:
+            print(f"calibrate_hbase: --cost-growth-from {a.cost_growth_from}: {err}", file=sys.stderr)
+            return 2
 
     from actuator.hbase_gateway import HBaseGateway
     from simulator.settings import SimulatorSettings
@@ -172,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     rs_slice = cluster.slice_for("rs") if cluster.quota_on else None
     report: dict = {"records": a.records, "threads": a.threads, "scan_length": a.scan_length,
                     "hbase": cluster.version, "cores": os.cpu_count(), "runs": {}}
+    if growth is not None:
+        report["cost_growth"] = growth
     try:
         cluster.start(rs=1)
         rs = cluster.region_servers()[0]

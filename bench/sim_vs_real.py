@@ -104,6 +104,18 @@ def cost_growth(report: dict[str, Any], experiment: str) -> tuple[float, dict[in
     return max(g, 0.0), {n: round(v, 4) for n, v in ms.items()}
 
 
+def cost_growth_from(path: str, experiment: str) -> dict[str, Any]:
+    """The cost growth the scale report at `path` measured (cost_growth), as reports keep it:
+    g, the CPU per operation by size and the file. ValueError says what is wrong with it."""
+    try:
+        g, per_op = cost_growth(json.loads(Path(path).read_text()), experiment)
+    except OSError as err:
+        raise ValueError(f"cannot be read ({err.strerror or err})") from err
+    except (KeyError, TypeError) as err:
+        raise ValueError(f"is not a scale report ({type(err).__name__}: {err})") from err
+    return {"g": round(g, 3), "server_cpu_ms_per_op": per_op, "source": path}
+
+
 def per_node_at(sim: dict[str, Any], scale_rows: list[dict[str, Any]], size: int) -> tuple[dict[str, Any], float]:
     """`sim` with each server cost times (predicted / measured ops/s at `size` nodes): a node of
     the capacity one RegionServer had in the measured cluster of that size. The factor too."""
@@ -278,12 +290,11 @@ def main(argv: list[str] | None = None) -> int:
     growth = None
     if a.cost_growth_from:
         try:
-            g, growth_ms = cost_growth(json.loads(Path(a.cost_growth_from).read_text()), a.cost_growth_experiment)
-        except (OSError, ValueError, KeyError, TypeError) as err:
+            growth = cost_growth_from(a.cost_growth_from, a.cost_growth_experiment)
+        except ValueError as err:
             print(f"sim_vs_real: --cost-growth-from {a.cost_growth_from}: {err}", file=sys.stderr)
             return 2
-        growth = {"g": round(g, 3), "server_cpu_ms_per_op": growth_ms, "source": a.cost_growth_from}
-        sim = {**sim, "hardware": {**sim.get("hardware", {}), "shared_machine_cost_growth": round(g, 3)}}
+        sim = {**sim, "hardware": {**sim.get("hardware", {}), "shared_machine_cost_growth": growth["g"]}}
     scale_rows = predict_scale(docs["scale"], sim)
     factor = None
     if a.per_node_at is not None:

@@ -35,3 +35,34 @@ def test_the_calibration_file_it_writes_is_one_a_config_loads(tmp_path):
         sim = load_config(cfg).simulator
         assert (sim.hardware.cores, sim.costs.get_cpu_ms) == (cores, get_ms), name
         assert sim.costs.put_cpu_ms == (0.6 if name == "quota" else 0.3)
+
+
+def test_the_calibration_file_carries_the_cost_growth_a_scale_report_measured(tmp_path):
+    """With --cost-growth-from, a simulated cluster of several calibrated nodes pays what
+    RegionServers sharing the machine pay; the quota'd node's own settings stay as measured."""
+    from controller.config import load_config
+
+    node = bench.quota_node(0.5, get_ms=0.18, put_ms=0.3, row_ms=0.004, client_ms=0.11,
+                            client_row_ms=0.005, get_lat_ms=0.6, put_lat_ms=0.6,
+                            saturated_ops_s={"C": 2700.0}, heap_mb=1024)
+    growth = {"g": 0.381, "server_cpu_ms_per_op": {1: 0.0975, 4: 0.1491}, "source": "scale.json"}
+    report = _report(quota_node=node, cost_growth=growth)
+    cal = tmp_path / "cal.yaml"
+    cal.write_text(bench.calibration_file(report))
+    assert "cost growth 0.381 from scale.json" in cal.read_text()
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(f"cluster: demo\ndatastore: {{driver: sim}}\nsimulator: {{calibration: {cal.name}}}\n")
+    sim = load_config(cfg).simulator
+    assert sim.hardware.shared_machine_cost_growth == 0.381
+    assert (sim.hardware.cores, sim.costs.get_cpu_ms) == (1, 0.36)
+    assert "shared_machine_cost_growth" not in node["simulator"]["hardware"]  # the report's node untouched
+
+
+def test_a_cost_growth_file_that_cannot_give_it_stops_before_any_cluster_starts(tmp_path, capsys):
+    missing = tmp_path / "none.json"
+    code = bench.main(["--cost-growth-from", str(missing), "--workdir", str(tmp_path / "w"),
+                       "--out", str(tmp_path / "out" / "report.json")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--cost-growth-from" in err and str(missing) in err and "cannot be read" in err
+    assert not (tmp_path / "w").exists() and not (tmp_path / "out").exists()

@@ -101,3 +101,14 @@ def test_a_report_that_cannot_give_the_cost_growth_says_why(tmp_path, capsys):
     assert code == 2
     err = capsys.readouterr().err
     assert "--cost-growth-from" in err and str(bad) in err and "two sizes" in err
+
+
+def test_a_file_that_is_not_a_scale_report_is_named_as_such(tmp_path):
+    odd = tmp_path / "odd.json"
+    odd.write_text('{"runs": [{"ops_per_s": 10, "cpu_cores": {"rs1": 0.1}}]}')  # a run without its size
+    with pytest.raises(ValueError, match="not a scale report"):
+        sim_vs_real.cost_growth_from(str(odd), "alone")
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    with pytest.raises(ValueError):
+        sim_vs_real.cost_growth_from(str(broken), "alone")
