@@ -300,6 +300,19 @@ _CORE_SCALARS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+@functools.lru_cache(maxsize=None)
+def core_dumper(base: type) -> type:
+    """`base` (a safe dumper) quoting every string the core-schema loader would read as
+    something else (`0E0`, `1e3`: text to YAML 1.1, numbers to the core schema), as well as
+    those YAML 1.1 would: what it writes reads back as it was."""
+    dumper = type(f"Core{base.__name__}", (base,), {})
+    dumper.yaml_implicit_resolvers = {k: list(v) for k, v in base.yaml_implicit_resolvers.items()}
+    for name, pattern, first in _CORE_SCALARS:
+        starts = list(first) + ([""] if name == "null" else [])
+        dumper.add_implicit_resolver(f"tag:yaml.org,2002:{name}", re.compile(pattern), starts)
+    return dumper
+
+
 def _core_int(loader: Any, node: yaml.ScalarNode) -> int:
     text = loader.construct_scalar(node)
     if text.startswith(("0o", "0x")):
@@ -487,6 +500,6 @@ def _refuse_duplicate_keys(file: str, root: yaml.Node) -> None:
             stack.extend((item, f"{path}[{i}]") for i, item in enumerate(node.value))
 
 
-__all__ = ["BadInput", "Document", "load_document", "parse_json", "parse_yaml", "read_bytes",
+__all__ = ["BadInput", "Document", "core_dumper", "load_document", "parse_json", "parse_yaml", "read_bytes",
            "read_text", "MAX_JSON_BYTES", "MAX_YAML_BYTES", "MAX_SMALL_BYTES", "MAX_DEPTH",
            "MAX_NUMBER_DIGITS", "MAX_DOCUMENT_BYTES"]

@@ -22,7 +22,7 @@ import yaml
 from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
 from common.cyclic_gc import cyclic_gc_paused
-from common.documents import Document, load_document
+from common.documents import Document, core_dumper, load_document
 from common.models import MAX_MAGNITUDE, parse_model
 from controller.errors import BadInput
 from decision.model import ClusterSnapshot, Node, NodeMetrics, Partition
@@ -304,7 +304,7 @@ def dump_snapshot(snapshot: ClusterSnapshot, fmt: Literal["json", "yaml"] = "jso
     if fmt == "json":
         return json.dumps(data, indent=2, allow_nan=False) + "\n"
     if fmt == "yaml":
-        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+        dumper = core_dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper))
         return yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=None, width=4096)
     raise ValueError(f"unknown snapshot format {fmt!r}")
 
