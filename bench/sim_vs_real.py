@@ -100,7 +100,11 @@ def cost_growth(report: dict[str, Any], experiment: str) -> tuple[float, dict[in
     ms = {n: statistics.median(v) for n, v in sorted(per_size.items())}
     small, large = min(ms), max(ms)
     ratio = ms[large] / ms[small]
-    g = (ratio - 1.0) / (math.log(large) - ratio * math.log(small))
+    span = math.log(large) - ratio * math.log(small)
+    if span <= 0:  # only when the smallest size is above one server
+        raise ValueError(f"its cost per operation grows {ratio:.2f}x from {small} to {large} servers, "
+                         "faster than 1 + g ln n can follow (measure the curve from one server)")
+    g = (ratio - 1.0) / span
     return max(g, 0.0), {n: round(v, 4) for n, v in ms.items()}
 
 

@@ -88,6 +88,9 @@ def test_the_cost_growth_is_read_from_the_servers_cpu_per_operation_at_two_sizes
 def test_a_report_that_cannot_give_the_cost_growth_says_why(tmp_path, capsys):
     with pytest.raises(ValueError, match="two sizes"):
         sim_vs_real.cost_growth({"runs": [_scale_run(1, 1500.0, 0.15)]}, "alone")
+    # from two servers to four, doubling: no g of the form 1 + g ln n fits it
+    with pytest.raises(ValueError, match="faster than 1 \\+ g ln n"):
+        sim_vs_real.cost_growth({"runs": [_scale_run(2, 1500.0, 0.15), _scale_run(4, 1500.0, 0.15)]}, "alone")
     with pytest.raises(ValueError, match="no experiment 'wide'.*alone"):
         sim_vs_real.cost_growth({"experiments": {"alone": {"runs": []}}}, "wide")
     bad = tmp_path / "scale.json"
