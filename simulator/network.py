@@ -201,7 +201,8 @@ def _closed_mix(sol: solver.ClosedSolution, Dq: np.ndarray, x: np.ndarray, visit
     p = np.where(shape >= 1.0, 1.0, np.where(cpu_first, p_cpu[None, :], p_disk[None, :]))
     p = np.where(w1 + w2 > 0, p, 0.0)
     zero = np.zeros(weight.shape)
-    return solver.LatencyMix(weight, offset, zero, zero, p, w1 + w2, zero, zero, shape=shape)
+    mix = solver.LatencyMix(weight, offset, zero, zero, p, w1 + w2, zero, zero, shape=shape)
+    return mix.under_quota(util_cpu, h.cpu_quota_period_ms, h.cpu_quota_run_share)
 
 
 @dataclass(frozen=True)
@@ -288,7 +289,7 @@ def _mixed_result(state: NetworkState, s: StepInput, mix: WorkloadMix, c: CostSe
     with np.errstate(divide="ignore", invalid="ignore"):
         cpu_per_req = used[:, 0] / np.maximum(answered.sum(axis=0), 1e-12)
     p_cpu, w_cpu, p_disk, w_disk, miss = _station_waits(util_cpu, util_disk, cpu_per_req, s, h)
-    open_mix = _open_mix(s, op, fl, off, p_cpu, w_cpu, p_disk, w_disk, miss)
+    open_mix = _open_mix(s, op, fl, off, p_cpu, w_cpu, p_disk, w_disk, miss, util_cpu, h)
     p99, slow = np.full(nw, np.nan), np.full(nw, np.nan)
     opened = open_mix.rows(s.open_loop)
     p99[s.open_loop], slow[s.open_loop] = opened.quantile_ms(), opened.share_over(s.slo_ms)
@@ -332,7 +333,7 @@ def _col(v: np.ndarray) -> np.ndarray:
 
 def _open_mix(s: StepInput, op: _OpenParts, fl: solver.FluidStep, off: tuple[np.ndarray, ...],
               p_cpu: np.ndarray, w_cpu: np.ndarray, p_disk: np.ndarray, w_disk: np.ndarray,
-              miss: np.ndarray) -> solver.LatencyMix:
+              miss: np.ndarray, util_cpu: np.ndarray, h: HardwareSettings) -> solver.LatencyMix:
     """Open classes' latency, measured from each request's arrival, as a mixture over the
     nodes that answered them and the regions that were offline (the last component): the
     delays and service times, the fluid backlog's wait (moving from its value at the step's
@@ -356,4 +357,6 @@ def _open_mix(s: StepInput, op: _OpenParts, fl: solver.FluidStep, off: tuple[np.
     return solver.LatencyMix(
         np.hstack([fl.served, _col(off[0])]), np.hstack([offset, _col(s.d.base_delay + avg)]),
         np.hstack([np.minimum(a, b), _col(off[2] * 1000.0)]), np.hstack([np.maximum(a, b), _col(off[3] * 1000.0)]),
-        np.hstack([p1, z]), np.hstack([m1, z]), np.hstack([p2, z]), np.hstack([m2, z]))
+        np.hstack([p1, z]), np.hstack([m1, z]), np.hstack([p2, z]), np.hstack([m2, z])
+    ).under_quota(np.append(util_cpu, 0.0), h.cpu_quota_period_ms, h.cpu_quota_run_share)
+

@@ -9,7 +9,7 @@ Shalev-Oren, 1987).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 from scipy.special import gammaincc
@@ -196,8 +196,44 @@ def _sum_of_waits_survival(x: np.ndarray, p1: np.ndarray, th1: np.ndarray, p2: n
 
 
 def astuple(mix: "LatencyMix") -> tuple[np.ndarray, ...]:
-    """The mixture's arrays (a missing shape as an empty array), to compare two mixtures."""
-    return tuple(np.zeros(0) if getattr(mix, f.name) is None else getattr(mix, f.name) for f in fields(mix))
+    """The mixture's arrays and numbers (a missing one as an empty array), to compare two mixtures."""
+    return tuple(np.zeros(0) if getattr(mix, f.name) is None else np.atleast_1d(getattr(mix, f.name))
+                 for f in fields(mix))
+
+
+THROTTLE_POINTS = 16  # quadrature points over where in its period a throttled node is met
+
+
+def throttled_wait_survival(x: np.ndarray, wait_survival, busy: np.ndarray, period_ms: float,
+                            run_share: float) -> np.ndarray:
+    """P(T > x) for the wait T of a request at a node whose CPU runs under a control-group quota
+    (CFS bandwidth control: a group that has spent its quota of a period is stopped until the
+    next one begins), given the wait W the node would have were its capacity spread evenly
+    over time (`wait_survival`, the model's wait at a node of the quota's speed).
+
+    Within a period the node runs at full speed, `run_share` of the period's length for the
+    whole quota (quota / the cores it bursts on), so work that takes W evenly takes run_share·W;
+    work that does not fit in what is left of the period's quota waits for the next period,
+    each crossing adding the stop, (1 − run_share)·period. A request that finds the share φ of
+    its node's quota spent crosses m times, m the number of k >= 1 with W >= (k − φ)·period:
+    T = run_share·W + m·(1 − run_share)·period. φ is taken uniform over [0, busy], busy the
+    share of the quota the node uses (fluid: the quota is spent evenly over the period). At
+    busy = 1 the expectation of T is W's (a randomised rounding to periods); below it T is
+    shorter, as a node that rarely spends its quota rarely stops.
+
+    T is increasing in W for each φ, so P(T > x) = E_φ[P(W > w*(x, φ))] with w* the W at which
+    T reaches x: w* = min((x − m(1 − s)P) / s, (m + 1 − φ)P), m = floor((x + sφP) / P)."""
+    s, P = run_share, period_ms
+    total = np.zeros(np.broadcast_shapes(np.shape(x), np.shape(busy)))
+    # φ = busy (1 − r²), r by the midpoint rule: the points crowd where the node has nearly spent
+    # its quota, where whether a short wait crosses into the next period is decided
+    r = (np.arange(THROTTLE_POINTS) + 0.5) / THROTTLE_POINTS
+    for rj, weight in zip(r, 2.0 * r / THROTTLE_POINTS):
+        phi = busy * (1.0 - rj * rj)
+        m = np.floor((x + s * phi * P) / P)
+        w = np.minimum((x - m * (1.0 - s) * P) / s, (m + 1.0 - phi) * P)
+        total = total + weight * wait_survival(np.maximum(w, 0.0))
+    return total
 
 
 FLUID_POINTS = 4  # quadrature points over a fluid wait that moves within the step
@@ -224,6 +260,12 @@ class LatencyMix:
     # when it waits; the second wait is then not used): a request that finds k requests ahead
     # waits for k services, an Erlang-k wait (closed classes, see simulator.network).
     shape: np.ndarray | None = None
+    # If given, the components' nodes run under a control-group CPU quota of this period (ms):
+    # the waits above are those of a node of the quota's speed, reshaped by the quota's stops
+    # (throttled_wait_survival); busy is the share of its quota each component's node uses.
+    throttle_busy: np.ndarray | None = None
+    period_ms: float = 0.0
+    run_share: float = 1.0
 
     def mean_ms(self) -> np.ndarray:
         """Mean latency per class; NaN where nothing was answered."""
@@ -248,17 +290,35 @@ class LatencyMix:
         shift, share, p1, th1, p2, th2 = parts or self._parts()
         x = np.maximum(t_ms[:, None, None, :] - shift, 0.0)  # (classes, comps, quad, points)
         if self.shape is None:
-            waits = _sum_of_waits_survival(x, p1, th1, p2, th2)
+            def wait_survival(w: np.ndarray) -> np.ndarray:
+                return _sum_of_waits_survival(w, p1, th1, p2, th2)
         else:
             k = np.maximum(self.shape, 1.0)[:, :, None, None]
-            waits = p1 * gammaincc(k, x * th1 * k)  # Gamma(k) with mean 1 / th1
+
+            def wait_survival(w: np.ndarray) -> np.ndarray:
+                return p1 * gammaincc(k, w * th1 * k)  # Gamma(k) with mean 1 / th1
+        if self.throttle_busy is not None and self.period_ms > 0:
+            waits = throttled_wait_survival(x, wait_survival, self.throttle_busy[:, :, None, None],
+                                            self.period_ms, self.run_share)
+        else:
+            waits = wait_survival(x)
         tail = np.where(t_ms[:, None, None, :] < shift, 1.0, waits)
         return (share * tail).sum(axis=(1, 2))
 
+    def under_quota(self, busy: np.ndarray, period_ms: float, run_share: float) -> "LatencyMix":
+        """The same mixture at nodes under a control-group CPU quota of `period_ms` (0: no
+        quota, the mixture itself); busy: (components,) the share of its quota each
+        component's node uses."""
+        if period_ms <= 0:
+            return self
+        return replace(self, throttle_busy=np.broadcast_to(np.asarray(busy, dtype=float)[None, :], self.weight.shape),
+                       period_ms=float(period_ms), run_share=float(run_share))
+
     def rows(self, keep: np.ndarray) -> "LatencyMix":
         """The mixture of the classes in `keep` only."""
-        return LatencyMix(*(None if getattr(self, f.name) is None else getattr(self, f.name)[keep]
-                            for f in fields(self)))
+        def part(v: object) -> object:
+            return v if v is None or np.ndim(v) == 0 else v[keep]  # type: ignore[index]
+        return LatencyMix(*(part(getattr(self, f.name)) for f in fields(self)))
 
     def share_over(self, t_ms: float) -> np.ndarray:
         """P(latency > t_ms) per class: the share of its answers slower than t_ms; NaN where
@@ -290,6 +350,8 @@ class LatencyMix:
             t1 = np.where(self.p1 > 0, np.log(np.maximum(level * self.p1, 1.0)) * self.mean1_ms / self.p1, 0.0)
             t2 = np.where(self.p2 > 0, np.log(np.maximum(level * self.p2, 1.0)) * self.mean2_ms / self.p2, 0.0)
         top = self.offset_ms + np.maximum(self.fluid_lo_ms, self.fluid_hi_ms) + t1 + t2
+        if self.throttle_busy is not None and self.period_ms > 0:
+            top = top + (1.0 - self.run_share) * self.period_ms  # T <= W + one stop
         bottom = self.offset_ms + np.minimum(self.fluid_lo_ms, self.fluid_hi_ms)
         lo = np.where(live, bottom, np.inf).min(axis=1) - 1e-6
         hi = np.where(live, top, 0.0).max(axis=1, initial=0.0) + 1e-6

@@ -80,3 +80,19 @@ def test_the_steady_state_prices_servers_that_share_one_machine_as_the_simulator
     assert steady_state(load, 1, shared) == steady_state(load, 1)
     # the smallest size that meets an objective can only grow when servers share a machine
     assert smallest_nodes(load, 20.0, shared) >= smallest_nodes(load, 20.0)
+
+
+def test_the_steady_state_waits_out_a_quota_s_stops_as_the_simulator_does():
+    """Nodes under a control-group CPU quota (simulator.solver.throttled_wait_survival, 100-ms
+    period, running 15 % of it): nearly saturated, a node stops often enough that the p99 is
+    a stop (85 ms) and the smallest size meeting 50 ms grows; at 70 % it rarely stops and
+    serves its queue at full speed, so its p99 is shorter. The mean is the model's either way."""
+    quota = SimulatorSettings(hardware=HardwareSettings(cpu_quota_period_ms=100.0, cpu_quota_run_share=0.15))
+    near_full = scenario_load(_scenario(16_500, 3), 0, 60)
+    stopped, plain = steady_state(near_full, 3, quota), steady_state(near_full, 3)
+    assert stopped.max_utilisation > 0.95 and stopped.mean_ms == plain.mean_ms
+    assert plain.p99_ms < 50.0 < 85.0 < stopped.p99_ms
+    assert smallest_nodes(near_full, 50.0) == 3 and smallest_nodes(near_full, 50.0, quota) == 4
+    easy = scenario_load(_scenario(12_000, 3), 0, 60)
+    assert steady_state(easy, 3).max_utilisation < 0.75
+    assert steady_state(easy, 3, quota).p99_ms < steady_state(easy, 3).p99_ms
