@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT))
 
 from deploy.local_hbase import cluster as CLUSTER  # noqa: E402
 from deploy.local_hbase import ycsb as YCSB  # noqa: E402
-from deploy.localproc.cgroups import add_quota_arguments, quota_options  # noqa: E402
+from deploy.localproc.cgroups import PERIOD_US, add_quota_arguments, quota_options  # noqa: E402
 from deploy.localproc.process import cpu_s  # noqa: E402
 
 # What each workload measures: the operation type YCSB reports and the setting it checks.
@@ -105,11 +105,14 @@ def measure(cluster, rs_pids: list[int], workload: str, *, records: int, threads
 
 def quota_node(cores: float, *, get_ms: float, put_ms: float, row_ms: float, client_ms: float,
                client_row_ms: float, get_lat_ms: float, put_lat_ms: float,
-               saturated_ops_s: dict[str, float], heap_mb: int) -> dict[str, Any]:
+               saturated_ops_s: dict[str, float], heap_mb: int,
+               period_ms: float = PERIOD_US / 1000.0) -> dict[str, Any]:
     """The simulator settings of one node that is a `cores`-core slice: one whole core with
-    every server CPU cost divided by `cores` (the same operations per second at saturation);
-    the client is the YCSB clients' group (one core) at the measured cost; the latency floor
-    and the WAL wait are what a 1-thread operation took beyond the CPU both ends spent."""
+    every server CPU cost divided by `cores` (the same operations per second at saturation),
+    stopped when it has spent its quota of a `period_ms` period (running, it runs on one core:
+    `cores` of the period); the client is the YCSB clients' group (one core) at the measured
+    cost; the latency floor and the WAL wait are what a 1-thread operation took beyond the CPU
+    both ends spent."""
     scale = 1.0 / cores
     floor = max(get_lat_ms - get_ms - client_ms, 0.0)
     return {
@@ -118,7 +121,8 @@ def quota_node(cores: float, *, get_ms: float, put_ms: float, row_ms: float, cli
                      "client_op_cpu_ms": client_ms, "get_latency_ms": get_lat_ms, "put_latency_ms": put_lat_ms,
                      "saturated_ops_s": saturated_ops_s},
         "simulator": {
-            "hardware": {"cores": 1, "heap_mb": heap_mb, "network_rtt_ms": 0.05},
+            "hardware": {"cores": 1, "heap_mb": heap_mb, "network_rtt_ms": 0.05,
+                         "cpu_quota_period_ms": period_ms, "cpu_quota_run_share": min(cores, 1.0)},
             "costs": {"get_cpu_ms": round(get_ms * scale, 4),
                       # the default split of a get (half RPC, a quarter per block) kept
                       "rpc_cpu_ms": round(get_ms * scale * 0.5, 4), "block_cpu_ms": round(get_ms * scale * 0.25, 4),

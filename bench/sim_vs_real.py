@@ -12,12 +12,15 @@ same configs/<preset>.yaml with the same bounds, started at the same size.
 
 What is compared: throughput (operations per second over the measured window, or all the
 operations of a compare run) and latency. The simulator's latency is a mean (its solver is
-mean-value analysis); the real p99 is not something it predicts, so the table gives the
-measured p99 beside the predicted and measured means, and the error on the mean.
+mean-value analysis) and its percentiles come from the wait's shape at each node, with the
+stops of the RegionServers' CPU quota (simulator hardware.cpu_quota_period_ms, the local
+cluster's 100-ms period unless --quota-period-ms says otherwise); the table gives the
+predicted and measured mean and p99, and the error on the mean.
 
     .venv/bin/python bench/sim_vs_real.py [--scale out/scale-hbase/report.json]
         [--compare out/compare-hbase/report.json] [--calibration out/calibrate-hbase/report.json]
         [--per-node-at N] [--cost-growth-from REPORT [--cost-growth-experiment NAME]]
+        [--quota-period-ms MS]
 
 `--cost-growth-from REPORT`: a RegionServer of the local cluster spends more CPU per request
 the more RegionServers share the machine; a scale report that read each RegionServer's CPU
@@ -53,6 +56,7 @@ sys.path.insert(0, str(ROOT))
 from controller.config import load_config  # noqa: E402
 from controller.harness import build_run  # noqa: E402
 from controller.report import summarize  # noqa: E402
+from deploy.localproc.cgroups import PERIOD_US  # noqa: E402
 from simulator.capacity import SERVER_CPU_COSTS  # noqa: E402
 from simulator.scenario import Scenario  # noqa: E402
 
@@ -60,9 +64,18 @@ MIXES = {"A": {"read": 0.5, "update": 0.5}, "C": {"read": 1.0}}
 RECORD_KB = 0.4  # the local YCSB tables: 4 fields of 100 bytes (deploy/local_hbase/ycsb.py)
 
 
-def settings_for(calibration: dict[str, Any]) -> dict[str, Any]:
-    """The simulator section a quota'd RegionServer calls for (calibrate_hbase.py's quota_node)."""
-    return calibration["quota_node"]["simulator"]
+def settings_for(calibration: dict[str, Any], period_ms: float | None = None) -> dict[str, Any]:
+    """The simulator section a quota'd RegionServer calls for (calibrate_hbase.py's quota_node),
+    with its quota's period: `period_ms` if given, else the report's, else the local cluster's
+    (a report written before calibrate_hbase.py recorded it ran under that one)."""
+    node = calibration["quota_node"]
+    sim = dict(node["simulator"])
+    quota = ({"cpu_quota_period_ms": PERIOD_US / 1000.0, "cpu_quota_run_share": min(node["cpu_cores"], 1.0)}
+             if node.get("cpu_cores") else {})
+    hardware = {**quota, **sim.get("hardware", {})}
+    if period_ms is not None:
+        hardware["cpu_quota_period_ms"] = period_ms
+    return {**sim, "hardware": hardware}
 
 
 def simulate(config_doc: dict[str, Any], scenario: Scenario, policy: str | None) -> dict[str, Any]:
@@ -172,7 +185,8 @@ def predict_scale(scale: dict[str, Any], sim: dict[str, Any]) -> list[dict[str, 
                      "predicted_mean_ms": round(lat, 2), "measured_mean_ms": round(real_mean, 2),
                      "mean_latency_error": round(lat / real_mean - 1, 3) if real_mean else None,
                      "measured_p99_ms": statistics.median(figures["p99_ms"]),
-                     "predicted_p99_ms": round(p99, 1)})
+                     "predicted_p99_ms": round(p99, 1),
+                     "p99_error": round(p99 / statistics.median(figures["p99_ms"]) - 1, 3)})
     return rows
 
 
@@ -195,6 +209,22 @@ def worst_tenant(summary: dict[str, Any]) -> float | None:
         met[tenant] = met.get(tenant, 0.0) + share * windows
         seen[tenant] = seen.get(tenant, 0.0) + windows
     return round(min(met[t] / seen[t] for t in seen), 3) if seen else None
+
+
+def tenant_p99_median(recording: Any) -> dict[str, float]:
+    """Each tenant's median p99 over the run (each phase of a tenant is a workload of its own,
+    "A-p3", one active at a time): the simulator's p99 barely moves within a window, so this
+    is what the compare bench's median 10-s window p99 (`p99_ms_median`) is set against."""
+    by_tenant: dict[str, list[int]] = {}
+    for i, name in enumerate(recording.workloads):
+        by_tenant.setdefault(name.split("-", 1)[0], []).append(i)
+    out = {}
+    for tenant, cols in by_tenant.items():
+        p99 = recording.p99_wl_ms[:, cols]
+        live = ~np.all(np.isnan(p99), axis=1)
+        if live.any():
+            out[tenant] = round(float(np.median(np.nanmax(p99[live], axis=1))), 1)
+    return out
 
 
 def predict_compare(compare: dict[str, Any], sim: dict[str, Any]) -> list[dict[str, Any]]:
@@ -227,7 +257,11 @@ def predict_compare(compare: dict[str, Any], sim: dict[str, Any]) -> list[dict[s
             doc["policy"] = {"preset": "static"}
         else:
             doc["policy"] = r["policy_section"]
-        s = simulate(doc, sc, policy)["summary"]
+        out = simulate(doc, sc, policy)
+        s = out["summary"]
+        predicted_p99 = tenant_p99_median(out["run"].cluster.recording())
+        measured_p99 = {t: v["p99_ms_median"] for t, v in (r.get("slo") or {}).get("by_tenant", {}).items()
+                        if v.get("p99_ms_median") is not None}
         rows.append({"config": r["config"], "repetition": r["repetition"],
                      "predicted_ops": round(s["total_ops"]), "measured_ops": r["ycsb_ops"],
                      "ops_error": round(s["total_ops"] / r["ycsb_ops"] - 1, 3) if r["ycsb_ops"] else None,
@@ -235,30 +269,36 @@ def predict_compare(compare: dict[str, Any], sim: dict[str, Any]) -> list[dict[s
                      "node_minutes_error": round(s["node_minutes"] / r["node_minutes"] - 1, 3),
                      "predicted_max_nodes": s["max_nodes"], "measured_max_nodes": r["max_nodes"],
                      "predicted_mean_ms": round(s["mean_latency_ms"], 1), "measured_p99_max_ms": r.get("p99_ms_max"),
-                     "predicted_attainment": worst_tenant(s), "measured_attainment": r.get("attainment")})
+                     "predicted_attainment": worst_tenant(s), "measured_attainment": r.get("attainment"),
+                     # the slowest tenant's median window p99, each side's own slowest
+                     "measured_p99_median_ms": max(measured_p99.values(), default=None),
+                     "predicted_p99_median_ms": max(predicted_p99.values(), default=None)})
     return rows
 
 
 def markdown(scale_rows: list[dict[str, Any]], compare_rows: list[dict[str, Any]]) -> str:
     lines = ["| RS | measured ops/s (min–max) | predicted | error | measured mean ms | predicted mean ms | "
-             "error | measured p99 ms | predicted p99 ms |", "|---|---|---|---|---|---|---|---|---|"]
+             "error | measured p99 ms | predicted p99 ms | error |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in scale_rows:
         lines.append(f"| {r['size']} | {r['measured_ops_per_s']:,.0f} ({r['measured_ops_spread'][0]:,.0f}–"
                      f"{r['measured_ops_spread'][1]:,.0f}) | {r['predicted_ops_per_s']:,.0f} | {r['ops_error']:+.0%} | "
                      f"{r['measured_mean_ms']:.1f} | {r['predicted_mean_ms']:.1f} | "
                      f"{r['mean_latency_error']:+.0%} | {r['measured_p99_ms']:.0f} | "
-                     f"{r.get('predicted_p99_ms', float('nan')):.0f} |")
+                     f"{r.get('predicted_p99_ms', float('nan')):.0f} | {r.get('p99_error', float('nan')):+.0%} |")
     if compare_rows:
         lines += ["", "| config | rep | measured ops | predicted | error | measured node-min | predicted | error | "
-                  "max RS measured / predicted | SLO windows (worst tenant) measured / predicted |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+                  "max RS measured / predicted | SLO windows (worst tenant) measured / predicted | "
+                  "median window p99 ms (slowest tenant) measured / predicted |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in compare_rows:
             windows = " / ".join("–" if x is None else f"{x:.3f}"
                                  for x in (r.get("measured_attainment"), r.get("predicted_attainment")))
+            p99 = " / ".join("–" if x is None else f"{x:.0f}"
+                             for x in (r.get("measured_p99_median_ms"), r.get("predicted_p99_median_ms")))
             lines.append(f"| {r['config']} | {r['repetition']} | {r['measured_ops']:,} | {r['predicted_ops']:,} | "
                          f"{r['ops_error']:+.0%} | {r['measured_node_minutes']:.1f} | {r['predicted_node_minutes']:.1f} | "
                          f"{r['node_minutes_error']:+.0%} | {r['measured_max_nodes']} / {r['predicted_max_nodes']} | "
-                         f"{windows} |")
+                         f"{windows} | {p99} |")
     return "\n".join(lines) + "\n"
 
 
@@ -274,6 +314,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="a scale report with each RegionServer's CPU (bench/scale_hbase.py): the servers' "
                          "cost per request grows with their number as measured there "
                          "(simulator hardware.shared_machine_cost_growth)")
+    ap.add_argument("--quota-period-ms", type=float, default=None, metavar="MS",
+                    help="the period of the RegionServers' CPU quota in the runs compared (simulator "
+                         "hardware.cpu_quota_period_ms; default: the calibration's, else the local "
+                         "cluster's 100 ms; 0: the simulator without the quota's stops)")
     ap.add_argument("--cost-growth-experiment", default="alone", metavar="NAME",
                     help="which experiment of a report of several (default: alone)")
     a = ap.parse_args(argv)
@@ -290,7 +334,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sim_vs_real: --calibration: {a.calibration} has no quota_node (make calibrate-hbase on quota'd nodes)",
               file=sys.stderr)
         return 2
-    sim = settings_for(docs["calibration"])
+    if a.quota_period_ms is not None and not (math.isfinite(a.quota_period_ms) and a.quota_period_ms >= 0):
+        print(f"sim_vs_real: --quota-period-ms: a period in ms, 0 or more, got {a.quota_period_ms:g}", file=sys.stderr)
+        return 2
+    sim = settings_for(docs["calibration"], a.quota_period_ms)
     growth = None
     if a.cost_growth_from:
         try:

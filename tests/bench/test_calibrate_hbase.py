@@ -35,6 +35,9 @@ def test_the_calibration_file_it_writes_is_one_a_config_loads(tmp_path):
         sim = load_config(cfg).simulator
         assert (sim.hardware.cores, sim.costs.get_cpu_ms) == (cores, get_ms), name
         assert sim.costs.put_cpu_ms == (0.6 if name == "quota" else 0.3)
+        # a quota'd node stops when its quota of the kernel's 100-ms period is spent (half a core: half of it)
+        assert (sim.hardware.cpu_quota_period_ms, sim.hardware.cpu_quota_run_share) == (
+            (100.0, 0.5) if name == "quota" else (0.0, 1.0)), name
 
 
 def test_the_calibration_file_carries_the_cost_growth_a_scale_report_measured(tmp_path):

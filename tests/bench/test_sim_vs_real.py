@@ -23,7 +23,8 @@ def _run(config: str, **extra) -> dict:
 
 def test_each_run_is_predicted_from_the_size_it_started_at():
     compare = {"phases": PHASES, "records": 2_000, "regions": 4, "runs": [
-        _run("static-2", size=2, start_nodes=2),
+        _run("static-2", size=2, start_nodes=2, slo={"by_tenant": {"A": {"p99_ms_median": 31.5},
+                                                                   "C": {"p99_ms_median": 12.0}}}),
         _run("static", size=None, start_nodes=3, policy_section={"preset": "static",
                                                                  "min_nodes": 2, "max_nodes": 6}),
         _run("met", size=None, error="cluster did not start")]}
@@ -38,6 +39,9 @@ def test_each_run_is_predicted_from_the_size_it_started_at():
     assert watching["node_minutes_error"] == 0.0
     # each tenant's windows over its phases; at a third of two nodes' capacity, within 100 ms
     assert static2["predicted_attainment"] is not None and 0.0 <= static2["predicted_attainment"] <= 1.0
+    # the slowest tenant's median window p99, beside the run's (a run without it: none)
+    assert static2["measured_p99_median_ms"] == 31.5 and watching["measured_p99_median_ms"] is None
+    assert 0.0 < static2["predicted_p99_median_ms"] < 100.0
 
 
 def test_the_worst_tenant_counts_the_windows_of_all_its_phases():
@@ -115,3 +119,23 @@ def test_a_file_that_is_not_a_scale_report_is_named_as_such(tmp_path):
     broken.write_text("{")
     with pytest.raises(ValueError):
         sim_vs_real.cost_growth_from(str(broken), "alone")
+
+
+def test_the_quota_s_period_is_the_calibration_s_else_the_local_cluster_s_unless_asked(tmp_path, capsys):
+    old = {"quota_node": {"cpu_cores": 0.15, "simulator": {"hardware": {"cores": 1}, "costs": {"get_cpu_ms": 0.9}}}}
+    sim = sim_vs_real.settings_for(old)  # written before calibrate_hbase.py recorded the period
+    assert sim["hardware"] == {"cores": 1, "cpu_quota_period_ms": 100.0, "cpu_quota_run_share": 0.15}
+    assert sim_vs_real.settings_for(old, 10.0)["hardware"]["cpu_quota_period_ms"] == 10.0
+    assert "cpu_quota_period_ms" not in old["quota_node"]["simulator"]["hardware"]  # the report untouched
+    recorded = {"quota_node": {"cpu_cores": 0.3, "simulator": {"hardware": {"cpu_quota_period_ms": 50.0}}}}
+    assert sim_vs_real.settings_for(recorded)["hardware"]["cpu_quota_period_ms"] == 50.0
+    cal = tmp_path / "cal.json"
+    cal.write_text('{"quota_node": {"cpu_cores": 0.15, "simulator": {}}}')
+    scale = tmp_path / "s.json"
+    scale.write_text('{"sizes": {}, "runs": []}')
+    code = sim_vs_real.main(["--scale", str(scale), "--calibration", str(cal), "--compare", str(tmp_path / "none"),
+                             "--quota-period-ms", "-5", "--out", str(tmp_path / "out")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--quota-period-ms" in err and "-5" in err
+    assert not (tmp_path / "out").exists()
