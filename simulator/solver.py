@@ -9,6 +9,7 @@ Shalev-Oren, 1987).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
@@ -204,7 +205,7 @@ def astuple(mix: "LatencyMix") -> tuple[np.ndarray, ...]:
 THROTTLE_POINTS = 16  # quadrature points over where in its period a throttled node is met
 
 
-def throttled_wait_survival(x: np.ndarray, wait_survival, busy: np.ndarray, period_ms: float,
+def throttled_wait_survival(x: np.ndarray, wait_survival: Callable[[np.ndarray], np.ndarray], busy: np.ndarray, period_ms: float,
                             run_share: float) -> np.ndarray:
     """P(T > x) for the wait T of a request at a node whose CPU runs under a control-group quota
     (CFS bandwidth control: a group that has spent its quota of a period is stopped until the
