@@ -19,6 +19,11 @@ spell on this shared machine does not fall on one size only.
 
     .venv/bin/python bench/scale_hbase.py [--sizes 1,2,3,4,6] [--repetitions 3] [--records 24000]
         [--measure-s 60] [--idle-s 0] [--busy-beside 0 [--busy-beside-cores C]] [--slices FILE] [--out out/scale-hbase] [--lock FILE] [--resume]
+        [--load-shares 0.3,0.5,0.7,0.9]
+
+--load-shares: after each saturated run, the same clients held (YCSB -target) to each share of
+the rate it served, measured the same way, with the share of CFS periods in which each
+RegionServer's quota ran out: the p99 below saturation, by load (sizes[n]["load_curve"]).
 
 Writes OUT/report.json: {"sizes": {"1": {"ops_per_s": [...], "p99_ms": [...], ...}, ...},
 "ratio": {"4": ops(4) / ops(1), ...}, "runs": [...]} and prints the curve.
@@ -40,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 from deploy.local_hbase import cluster as CLUSTER  # noqa: E402
 from deploy.local_hbase import ycsb as YCSB  # noqa: E402
-from deploy.localproc.cgroups import Slice, add_quota_arguments, quota_options  # noqa: E402
+from deploy.localproc.cgroups import PERIOD_US, Slice, add_quota_arguments, quota_options  # noqa: E402
 from deploy.localproc.process import cpu_s, threads_cpu_s  # noqa: E402
 from deploy.localproc.state import held  # noqa: E402
 
@@ -149,12 +154,15 @@ def one_run(n: int, rep: int, a: argparse.Namespace) -> dict[str, Any]:
             busy_beside_cores=a.busy_beside_cores)
         rec["rs_thread_cores"] = thread_cores(threads_a, threads_b, window)
         if cluster.quota_on:
-            rec["throttled_periods"] = {
-                p.name: cluster.groups.throttling(p.name).get("throttled", 0)
-                - throttled_before[p.name].get("throttled", 0) for p in rs}
+            now = {p.name: cluster.groups.throttling(p.name) for p in rs}
+            rec["throttled_periods"] = {name: now[name].get("throttled", 0) - throttled_before[name].get("throttled", 0)
+                                        for name in now}
+            rec.update(quota_stops(throttled_before, now))
         log(f"{n} RS rep {rep}: {rec['ops_per_s']:.0f} ops/s, p99 {rec['p99_ms']} ms, "
             f"RS cores {[rec['cpu_cores'][p.name] for p in rs]}, client {rec['cpu_cores']['ycsb']}, "
             f"load {rec['load_avg_1min']}")
+        if a.load_shares:
+            rec["load_curve"] = [load_point(cluster, rs, share, rec["ops_per_s"], kw, a) for share in a.load_shares]
     except Exception as e:  # noqa: BLE001 - one failed run is reported, the others still run
         rec["error"] = f"{type(e).__name__}: {e}"
         log(f"{n} RS rep {rep}: FAILED {rec['error']}")
@@ -162,6 +170,53 @@ def one_run(n: int, rep: int, a: argparse.Namespace) -> dict[str, Any]:
         stop_beside(beside, cluster)
         cluster.stop()
     return rec
+
+
+def load_point(cluster: Any, rs: list[Any], share: float, saturated_ops_s: float, kw: dict[str, Any],
+               a: argparse.Namespace) -> dict[str, Any]:
+    """One point of the load curve: the same clients held to `share` of the rate the cluster
+    served at saturation (YCSB -target), measured as the saturated run is; with each
+    RegionServer's share of CFS periods in which its quota ran out (cpu.stat)."""
+    target = round(share * saturated_ops_s, 1)
+    before: dict[str, dict[str, int]] = {}
+    proc, t0 = YCSB.start(cluster, WORKLOAD, "run", seconds=a.skip_s + a.measure_s, target_ops=target, **kw)
+    while time.monotonic() - t0 < a.skip_s and proc.poll() is None:
+        time.sleep(0.2)
+    at_a = time.monotonic() - t0
+    if cluster.quota_on:  # counted over the measured window only
+        before = {p.name: cluster.groups.throttling(p.name) for p in rs}
+    while time.monotonic() - t0 < a.skip_s + a.measure_s - 1 and proc.poll() is None:
+        time.sleep(0.2)
+    at_b = time.monotonic() - t0
+    after = {p.name: cluster.groups.throttling(p.name) for p in rs} if cluster.quota_on else {}
+    result = YCSB.finish(proc, t0, WORKLOAD, "run")
+    window = at_b - at_a
+    ops = sum(rate for s, rate in result.timeline if at_a < s <= at_b)
+    point: dict[str, Any] = {
+        "share": share, "target_ops_s": target, "ops_per_s": round(ops / window, 1), "p99_ms": p99_ms(result),
+        "failed": result.failed,
+        "latency_ms": {op: {k: round(v / 1000, 2) for k, v in lat.items()} for op, lat in result.latency_us.items()}}
+    if after:
+        point.update(quota_stops(before, after))
+    log(f"  at {share:.0%} of saturation ({target:.0f} ops/s asked): {point['ops_per_s']:.0f} ops/s, "
+        f"p99 {point['p99_ms']} ms, quota spent in {point.get('throttled_share')} of periods, "
+        f"stopped {point.get('stopped_share')} of the time")
+    return point
+
+
+def quota_stops(before: dict[str, dict[str, int]], after: dict[str, dict[str, int]]) -> dict[str, dict[str, Any]]:
+    """Per RegionServer, between two reads of its cpu.stat: the share of CFS periods in which
+    its quota ran out (`throttled_share`), the share of the time it was stopped for it
+    (`stopped_share`: a request that arrives then waits), and a stop's mean length (`stop_ms`)."""
+    out: dict[str, dict[str, Any]] = {"throttled_share": {}, "stopped_share": {}, "stop_ms": {}}
+    for name in after:
+        periods = after[name].get("periods", 0) - before.get(name, {}).get("periods", 0)
+        throttled = after[name].get("throttled", 0) - before.get(name, {}).get("throttled", 0)
+        stopped_us = after[name].get("throttled_us", 0) - before.get(name, {}).get("throttled_us", 0)
+        out["throttled_share"][name] = round(throttled / periods, 3) if periods else None
+        out["stopped_share"][name] = round(stopped_us / (periods * PERIOD_US), 4) if periods else None
+        out["stop_ms"][name] = round(stopped_us / throttled / 1000, 2) if throttled else None
+    return out
 
 
 def thread_cores(before: list[dict[str, float]], after: list[dict[str, float]],
@@ -227,8 +282,30 @@ def summarise(runs: list[dict[str, Any]], sizes: list[int]) -> dict[str, Any]:
                               for r in ok],
             "client_cores": [r["cpu_cores"]["ycsb"] for r in ok],
             "rs_thread_ms_per_op": thread_ms_per_op(ok),
+            **({"load_curve": load_curve(ok)} if any(r.get("load_curve") for r in ok) else {}),
             "errors": [r["error"] for r in runs if r["size"] == n and "error" in r],
         }
+    return out
+
+
+def load_curve(runs: list[dict[str, Any]]) -> dict[str, dict[str, list[Any]]]:
+    """Per share of saturation, each repetition's rate asked, throughput, p99, reads' and
+    updates' p99, and the RegionServers' mean share of periods their quota ran out in and of
+    the time they were stopped for it."""
+    out: dict[str, dict[str, list[Any]]] = {}
+    for r in runs:
+        for point in r.get("load_curve", []):
+            row = out.setdefault(f"{point['share']:g}", {"target_ops_s": [], "ops_per_s": [], "p99_ms": [],
+                                                         "read_p99_ms": [], "update_p99_ms": [],
+                                                         "throttled_share": [], "stopped_share": []})
+            row["target_ops_s"].append(point.get("target_ops_s"))
+            row["ops_per_s"].append(point["ops_per_s"])
+            row["p99_ms"].append(point["p99_ms"])
+            for op, key in (("READ", "read_p99_ms"), ("UPDATE", "update_p99_ms")):
+                row[key].append(point["latency_ms"].get(op, {}).get("p99"))
+            for key in ("throttled_share", "stopped_share"):
+                shares = [v for v in (point.get(key) or {}).values() if v is not None]
+                row[key].append(round(statistics.mean(shares), 4) if shares else None)
     return out
 
 
@@ -274,8 +351,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lock", help="take this flock around each run (e.g. /work/hbase.lock), not the whole bench")
     ap.add_argument("--resume", action="store_true",
                     help="keep the runs OUT/report.json already holds (same settings, no error) and do only the rest")
+    ap.add_argument("--load-shares", default="",
+                    help="after each saturated run, the same clients held to these shares of the rate it "
+                         "served (e.g. 0.3,0.5,0.7,0.9: the p99 below saturation), each measured as it is")
     add_quota_arguments(ap)
     a = ap.parse_args(argv)
+    try:
+        a.load_shares = [float(x) for x in a.load_shares.split(",") if x.strip()]
+        if any(not 0 < x <= 1 for x in a.load_shares):
+            raise ValueError
+    except ValueError:
+        print(f"scale-hbase: --load-shares: expected shares of saturation in (0, 1] separated by commas, "
+              f"got {a.load_shares!r}", file=sys.stderr)
+        return 2
     try:
         sizes = [int(x) for x in a.sizes.split(",") if x.strip()]
         if not sizes or min(sizes) < 1:
@@ -343,6 +431,14 @@ def main(argv: list[str] | None = None) -> int:
             t = report["sizes"][str(n)]["rs_thread_ms_per_op"]
             print(f"{n:>3} " + " ".join(f"{t.get(k, 0.0):>16.4f}" for k in kinds)
                   + f" {sum(t.values()):>12.4f}")
+    if a.load_shares:
+        print("\nBelow saturation: p99 ms and the share of CFS periods the quota ran out in (median over repetitions)")
+        for n in sizes:
+            curve = report["sizes"][str(n)].get("load_curve", {})
+            print(f"{n:>3} RS: " + ", ".join(
+                f"{share}: {statistics.median(v['p99_ms']) if v['p99_ms'] else float('nan'):.0f} ms / "
+                f"{statistics.median(t for t in v['throttled_share'] if t is not None) if any(t is not None for t in v['throttled_share']) else float('nan'):.2f}"
+                for share, v in curve.items()))
     if "4" in report["ratio"] and sizes[0] == 1:
         print(f"4 RegionServers / 1: {report['ratio']['4']} (bar 2.5, goal 3)")
     print(f"{out / 'report.json'} ({report['wall_s']} s)")

@@ -190,6 +190,43 @@ def predict_scale(scale: dict[str, Any], sim: dict[str, Any]) -> list[dict[str, 
     return rows
 
 
+def predict_load(scale: dict[str, Any], sim: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each point of the scale bench's load curve (--load-shares): the same clients held to the
+    same rate at the same size, predicted against measured throughput and p99 (medians over
+    the repetitions; the rate asked is each repetition's share of its own saturated rate)."""
+    points: dict[tuple[int, float], list[dict[str, Any]]] = {}
+    threads: dict[int, int] = {}
+    for r in scale.get("runs", []):
+        if "error" in r:
+            continue
+        threads[r["size"]] = r["threads"]
+        for p in r.get("load_curve", []):
+            points.setdefault((r["size"], p["share"]), []).append(p)
+    warm, measure = 30.0, float(scale.get("measure_s", 60))
+    rows = []
+    for (n, share), pts in sorted(points.items()):
+        target = statistics.median(p["target_ops_s"] for p in pts)
+        sc = Scenario.model_validate({
+            "name": f"load-{n}-{share:g}", "duration_s": warm + measure, "initial_nodes": n,
+            "initial_placement": "balanced",
+            "workloads": [workload("A", "A", threads=threads[n], target=target, records=scale["records"],
+                                   regions=scale["regions"])]})
+        rec = simulate({"simulator": sim, "policy": {"preset": "static"}}, sc, "static")["run"].cluster.recording()
+        keep = rec.t >= warm
+        p99 = float(np.nanmedian(rec.p99_wl_ms[keep]))
+        real_p99 = statistics.median(p["p99_ms"] for p in pts)
+        throttled = [statistics.mean(v for v in p["throttled_share"].values() if v is not None)
+                     for p in pts if any(v is not None for v in (p.get("throttled_share") or {}).values())]
+        rows.append({"size": n, "share": share, "target_ops_s": target,
+                     "measured_ops_per_s": statistics.median(p["ops_per_s"] for p in pts),
+                     "predicted_ops_per_s": round(float(rec.ops[keep].sum() / (keep.sum() * rec.tick_s)), 1),
+                     "measured_p99_ms": real_p99, "measured_p99_spread": [min(p["p99_ms"] for p in pts),
+                                                                          max(p["p99_ms"] for p in pts)],
+                     "predicted_p99_ms": round(p99, 1), "p99_error": round(p99 / real_p99 - 1, 3),
+                     "measured_throttled_share": round(statistics.median(throttled), 3) if throttled else None})
+    return rows
+
+
 def _mean_latency(run: dict[str, Any]) -> float:
     """Operation-weighted mean of YCSB's per-operation averages (READ and UPDATE split evenly in A)."""
     avgs = [v["avg"] for op, v in run["latency_ms"].items() if "avg" in v and op in ("READ", "UPDATE")]
@@ -276,6 +313,19 @@ def predict_compare(compare: dict[str, Any], sim: dict[str, Any]) -> list[dict[s
     return rows
 
 
+def markdown_load(rows: list[dict[str, Any]]) -> str:
+    lines = ["| RS | share of saturation | ops/s asked | measured ops/s | predicted | measured p99 ms (min–max) | "
+             "predicted p99 ms | error | periods the quota ran out in (measured) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lo, hi = r["measured_p99_spread"]
+        thr = "–" if r["measured_throttled_share"] is None else f"{r['measured_throttled_share']:.0%}"
+        lines.append(f"| {r['size']} | {r['share']:.0%} | {r['target_ops_s']:,.0f} | {r['measured_ops_per_s']:,.0f} | "
+                     f"{r['predicted_ops_per_s']:,.0f} | {r['measured_p99_ms']:.0f} ({lo:.0f}–{hi:.0f}) | "
+                     f"{r['predicted_p99_ms']:.0f} | {r['p99_error']:+.0%} | {thr} |")
+    return "\n".join(lines) + "\n"
+
+
 def markdown(scale_rows: list[dict[str, Any]], compare_rows: list[dict[str, Any]]) -> str:
     lines = ["| RS | measured ops/s (min–max) | predicted | error | measured mean ms | predicted mean ms | "
              "error | measured p99 ms | predicted p99 ms | error |", "|---|---|---|---|---|---|---|---|---|---|"]
@@ -356,13 +406,16 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         scale_rows = predict_scale(docs["scale"], sim)
     compare_rows = predict_compare(docs["compare"], sim) if "compare" in docs else []
+    load_rows = predict_load(docs["scale"], sim)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     report = {"simulator_settings": sim, "per_node_at": a.per_node_at, "cost_factor": factor,
               "cost_growth": growth,
-              "scale": scale_rows, "compare": compare_rows}
+              "scale": scale_rows, "load": load_rows, "compare": compare_rows}
     (out / "report.json").write_text(json.dumps(report, indent=1))
     table = markdown(scale_rows, compare_rows)
+    if load_rows:
+        table += "\nBelow saturation (the scale bench's --load-shares):\n\n" + markdown_load(load_rows)
     if factor is not None:
         table = (f"Server costs x {factor:.3f}: one node serves what one RegionServer did in the measured "
                  f"{a.per_node_at}-RegionServer cluster.\n\n") + table

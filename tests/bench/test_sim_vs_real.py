@@ -139,3 +139,22 @@ def test_the_quota_s_period_is_the_calibration_s_else_the_local_cluster_s_unless
     err = capsys.readouterr().err
     assert "--quota-period-ms" in err and "-5" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_each_point_of_the_load_curve_is_predicted_at_its_size_and_rate():
+    def point(share, target, ops, p99, throttled):
+        return {"share": share, "target_ops_s": target, "ops_per_s": ops, "p99_ms": p99,
+                "throttled_share": {"rs1": throttled}}
+    scale = {"records": 2_000, "regions": 4, "measure_s": 20, "runs": [
+        {"size": 1, "threads": 20, "load_curve": [point(0.3, 300.0, 299.0, 50.0, 0.5), point(0.9, 900.0, 880.0, 95.0, 1.0)]},
+        {"size": 1, "threads": 20, "load_curve": [point(0.3, 320.0, 318.0, 60.0, 0.7)]},
+        {"size": 1, "threads": 20, "error": "cluster did not start"}]}
+    rows = sim_vs_real.predict_load(scale, {})
+    assert [(r["size"], r["share"]) for r in rows] == [(1, 0.3), (1, 0.9)]
+    low, high = rows
+    assert low["target_ops_s"] == 310.0 and low["measured_p99_ms"] == 55.0 and low["measured_p99_spread"] == [50.0, 60.0]
+    assert low["measured_throttled_share"] == 0.6
+    # one node of the default hardware serves the rate asked; the error is against the measured p99
+    assert low["predicted_ops_per_s"] == pytest.approx(310.0, rel=0.02)
+    assert low["p99_error"] == round(low["predicted_p99_ms"] / 55.0 - 1, 3)
+    assert sim_vs_real.predict_load({"runs": [{"size": 1, "threads": 8}]}, {}) == []  # no curve, no rows
