@@ -207,7 +207,9 @@ def load_point(cluster: Any, rs: list[Any], share: float, saturated_ops_s: float
 def quota_stops(before: dict[str, dict[str, int]], after: dict[str, dict[str, int]]) -> dict[str, dict[str, Any]]:
     """Per RegionServer, between two reads of its cpu.stat: the share of CFS periods in which
     its quota ran out (`throttled_share`), the share of the time it was stopped for it
-    (`stopped_share`: a request that arrives then waits), and a stop's mean length (`stop_ms`)."""
+    (`stopped_share`: a request that arrives then waits), and a stop's mean length (`stop_ms`).
+    The kernel sums the stopped time over the CPUs the group was stopped on (cgroup v1's
+    throttled_time), so a group stopped on both of two CPUs counts twice: up to 2, not 1."""
     out: dict[str, dict[str, Any]] = {"throttled_share": {}, "stopped_share": {}, "stop_ms": {}}
     for name in after:
         periods = after[name].get("periods", 0) - before.get(name, {}).get("periods", 0)
@@ -321,6 +323,12 @@ def thread_ms_per_op(runs: list[dict[str, Any]]) -> dict[str, float]:
             for k, v in sorted(per.items(), key=lambda kv: -sum(kv[1]))}
 
 
+def _median(xs: list[float | None]) -> float:
+    """The median of the figures that were measured; NaN if none was."""
+    known = [x for x in xs if x is not None]
+    return statistics.median(known) if known else float("nan")
+
+
 def spread(xs: list[float]) -> str:
     if not xs:
         return "-"
@@ -380,26 +388,29 @@ def main(argv: list[str] | None = None) -> int:
         print(f"scale-hbase: --repetitions: expected at least 1, got {a.repetitions}", file=sys.stderr)
         return 2
     out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    YCSB.build()
-    CLUSTER.fetch()
     started = time.monotonic()
     runs: list[dict[str, Any]] = []
     report: dict[str, Any] = {"workload": WORKLOAD, "distribution": "uniform", "records": a.records,
                               "regions": a.regions, "measure_s": a.measure_s, "cores": os.cpu_count(),
-                              "quota": not a.no_quota, "runs": runs}
+                              "quota": not a.no_quota, "load_shares": a.load_shares, "runs": runs}
     held_s: list[float] = []
     if a.resume and (out / "report.json").exists():
         earlier = json.loads((out / "report.json").read_text())
-        same = ("workload", "distribution", "records", "regions", "measure_s", "quota")
-        if any(earlier.get(k) != report[k] for k in same):
+        same = ("workload", "distribution", "records", "regions", "measure_s", "quota", "load_shares")
+        # a report written before the load curve was asked for none
+        differ = [k for k in same if earlier.get(k, [] if k == "load_shares" else None) != report[k]]
+        if differ:
             print(f"scale-hbase: --resume: {out / 'report.json'} was made with other settings "
-                  f"({', '.join(f'{k} {earlier.get(k)!r}, asked {report[k]!r}' for k in same if earlier.get(k) != report[k])})",
+                  f"({', '.join(f'{k} {earlier.get(k)!r}, asked {report[k]!r}' for k in differ)})",
                   file=sys.stderr)
             return 2
         runs.extend(r for r in earlier.get("runs", []) if "error" not in r and r["size"] in sizes
                     and r["repetition"] <= a.repetitions)
         held_s.append(earlier.get("lock_held_s", 0))
+    # a report that cannot be resumed is said before minutes of building and fetching
+    out.mkdir(parents=True, exist_ok=True)
+    YCSB.build()
+    CLUSTER.fetch()
     done = {(r["size"], r["repetition"]) for r in runs}
     for rep in range(1, a.repetitions + 1):
         for n in sizes:
@@ -435,10 +446,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\nBelow saturation: p99 ms and the share of CFS periods the quota ran out in (median over repetitions)")
         for n in sizes:
             curve = report["sizes"][str(n)].get("load_curve", {})
-            print(f"{n:>3} RS: " + ", ".join(
-                f"{share}: {statistics.median(v['p99_ms']) if v['p99_ms'] else float('nan'):.0f} ms / "
-                f"{statistics.median(t for t in v['throttled_share'] if t is not None) if any(t is not None for t in v['throttled_share']) else float('nan'):.2f}"
-                for share, v in curve.items()))
+            print(f"{n:>3} RS: " + ", ".join(f"{share}: {_median(v['p99_ms']):.0f} ms / {_median(v['throttled_share']):.2f}"
+                                             for share, v in curve.items()))
     if "4" in report["ratio"] and sizes[0] == 1:
         print(f"4 RegionServers / 1: {report['ratio']['4']} (bar 2.5, goal 3)")
     print(f"{out / 'report.json'} ({report['wall_s']} s)")

@@ -58,3 +58,14 @@ def test_quota_stops_are_the_share_of_periods_and_of_time_a_regionserver_was_sto
     # rs1: 300 of 600 periods, 6 s stopped of 60 s, 20 ms a stop; rs2 never stopped
     assert stops == {"throttled_share": {"rs1": 0.5, "rs2": 0.0}, "stopped_share": {"rs1": 0.1, "rs2": 0.0},
                      "stop_ms": {"rs1": 20.0, "rs2": None}}
+
+
+def test_resuming_a_report_made_with_other_load_shares_says_which_before_anything_starts(tmp_path, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "report.json").write_text('{"workload": "A", "distribution": "uniform", "records": 24000, "regions": 24, '
+                                      '"measure_s": 60, "quota": true, "runs": []}')  # made without a load curve
+    assert bench.main(["--resume", "--load-shares", "0.5", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--resume" in err and "load_shares" in err and "0.5" in err and err.count("\n") == 1
+    assert sorted(p.name for p in out.iterdir()) == ["report.json"]  # nothing built, fetched or run
