@@ -155,6 +155,24 @@ def workload(name: str, tenant: str, *, threads: int, target: float | None, reco
             "start_s": start_s, **({"stop_s": stop_s} if stop_s else {})}
 
 
+SCALE_WARM_S = 30.0  # the scale bench's warm-up before the measured run
+
+
+def static_run(scale: dict[str, Any], sim: dict[str, Any], n: int, threads: int,
+               target: float | None) -> tuple[float, float, float]:
+    """A scale bench run simulated: YCSB A from `threads` clients (held to `target` ops/s, or
+    not) at a static cluster of n nodes; ops/s, mean and median p99 (ms) over the measured time."""
+    sc = Scenario.model_validate({
+        "name": f"scale-{n}", "duration_s": SCALE_WARM_S + float(scale.get("measure_s", 60)), "initial_nodes": n,
+        "initial_placement": "balanced",
+        "workloads": [workload("A", "A", threads=threads, target=target, records=scale["records"],
+                               regions=scale["regions"])]})
+    rec = simulate({"simulator": sim, "policy": {"preset": "static"}}, sc, "static")["run"].cluster.recording()
+    keep = rec.t >= SCALE_WARM_S
+    return (float(rec.ops[keep].sum() / (keep.sum() * rec.tick_s)), float(rec.latency_ms[keep].mean()),
+            float(np.nanmedian(rec.p99_wl_ms[keep])))
+
+
 def predict_scale(scale: dict[str, Any], sim: dict[str, Any]) -> list[dict[str, Any]]:
     """Each static size of the scale bench: predicted vs measured ops/s and latency."""
     rows = []
@@ -163,20 +181,7 @@ def predict_scale(scale: dict[str, Any], sim: dict[str, Any]) -> list[dict[str, 
         if not runs:
             continue
         n = int(size)
-        threads = runs[0]["threads"]
-        warm, measure = 30.0, float(scale.get("measure_s", 60))
-        sc = Scenario.model_validate({
-            "name": f"scale-{n}", "duration_s": warm + measure, "initial_nodes": n, "initial_placement": "balanced",
-            "workloads": [workload("A", "A", threads=threads, target=None, records=scale["records"],
-                                   regions=scale["regions"])]})
-        out = simulate({"simulator": sim, "policy": {"preset": "static"}}, sc, "static")
-        s = out["summary"]
-        rec = out["run"].cluster.recording()
-        keep = rec.t >= warm
-        per_s = rec.ops.sum(axis=1) / rec.tick_s
-        ops = float(per_s[keep].mean()) if keep.any() else s["mean_throughput"]
-        lat = float(rec.latency_ms[keep].mean()) if keep.any() else s["mean_latency_ms"]
-        p99 = float(np.nanmedian(rec.p99_wl_ms[keep])) if keep.any() else float("nan")
+        ops, lat, p99 = static_run(scale, sim, n, runs[0]["threads"], None)
         real_ops = statistics.median(figures["ops_per_s"])
         real_mean = statistics.median(_mean_latency(r) for r in runs)
         rows.append({"size": n, "predicted_ops_per_s": round(ops, 1), "measured_ops_per_s": real_ops,
@@ -202,24 +207,16 @@ def predict_load(scale: dict[str, Any], sim: dict[str, Any]) -> list[dict[str, A
         threads[r["size"]] = r["threads"]
         for p in r.get("load_curve", []):
             points.setdefault((r["size"], p["share"]), []).append(p)
-    warm, measure = 30.0, float(scale.get("measure_s", 60))
     rows = []
     for (n, share), pts in sorted(points.items()):
         target = statistics.median(p["target_ops_s"] for p in pts)
-        sc = Scenario.model_validate({
-            "name": f"load-{n}-{share:g}", "duration_s": warm + measure, "initial_nodes": n,
-            "initial_placement": "balanced",
-            "workloads": [workload("A", "A", threads=threads[n], target=target, records=scale["records"],
-                                   regions=scale["regions"])]})
-        rec = simulate({"simulator": sim, "policy": {"preset": "static"}}, sc, "static")["run"].cluster.recording()
-        keep = rec.t >= warm
-        p99 = float(np.nanmedian(rec.p99_wl_ms[keep]))
+        ops, _, p99 = static_run(scale, sim, n, threads[n], target)
         real_p99 = statistics.median(p["p99_ms"] for p in pts)
         throttled = [statistics.mean(v for v in p["throttled_share"].values() if v is not None)
                      for p in pts if any(v is not None for v in (p.get("throttled_share") or {}).values())]
         rows.append({"size": n, "share": share, "target_ops_s": target,
                      "measured_ops_per_s": statistics.median(p["ops_per_s"] for p in pts),
-                     "predicted_ops_per_s": round(float(rec.ops[keep].sum() / (keep.sum() * rec.tick_s)), 1),
+                     "predicted_ops_per_s": round(ops, 1),
                      "measured_p99_ms": real_p99, "measured_p99_spread": [min(p["p99_ms"] for p in pts),
                                                                           max(p["p99_ms"] for p in pts)],
                      "predicted_p99_ms": round(p99, 1), "p99_error": round(p99 / real_p99 - 1, 3),
