@@ -183,19 +183,28 @@ def load_point(cluster: Any, rs: list[Any], share: float, saturated_ops_s: float
     while time.monotonic() - t0 < a.skip_s and proc.poll() is None:
         time.sleep(0.2)
     at_a = time.monotonic() - t0
+    procs = cluster.procs()
+    pids = {p.name: procs[p.name].pid for p in rs if p.name in procs}
+    cpu_a = {name: cpu_s(pid) for name, pid in pids.items()}
+    threads_a = [threads_cpu_s(pid) for pid in pids.values()]
     if cluster.quota_on:  # counted over the measured window only
         before = {p.name: cluster.groups.throttling(p.name) for p in rs}
     while time.monotonic() - t0 < a.skip_s + a.measure_s - 1 and proc.poll() is None:
         time.sleep(0.2)
     at_b = time.monotonic() - t0
     after = {p.name: cluster.groups.throttling(p.name) for p in rs} if cluster.quota_on else {}
+    cpu_b = {name: cpu_s(pid) for name, pid in pids.items()}
+    threads_b = [threads_cpu_s(pid) for pid in pids.values()]
     result = YCSB.finish(proc, t0, WORKLOAD, "run")
     window = at_b - at_a
     ops = sum(rate for s, rate in result.timeline if at_a < s <= at_b)
+    # each RegionServer's CPU, and by kind of thread: where CPU per operation goes as load falls
     point: dict[str, Any] = {
         "share": share, "target_ops_s": target, "ops_per_s": round(ops / window, 1), "p99_ms": p99_ms(result),
         "failed": result.failed,
-        "latency_ms": {op: {k: round(v / 1000, 2) for k, v in lat.items()} for op, lat in result.latency_us.items()}}
+        "latency_ms": {op: {k: round(v / 1000, 2) for k, v in lat.items()} for op, lat in result.latency_us.items()},
+        "cpu_cores": {name: round((cpu_b[name] - cpu_a[name]) / window, 3) for name in pids},
+        "rs_thread_cores": thread_cores(threads_a, threads_b, window)}
     if after:
         point.update(quota_stops(before, after))
     log(f"  at {share:.0%} of saturation ({target:.0f} ops/s asked): {point['ops_per_s']:.0f} ops/s, "
@@ -292,16 +301,20 @@ def summarise(runs: list[dict[str, Any]], sizes: list[int]) -> dict[str, Any]:
 
 def load_curve(runs: list[dict[str, Any]]) -> dict[str, dict[str, list[Any]]]:
     """Per share of saturation, each repetition's rate asked, throughput, p99, reads' and
-    updates' p99, and the RegionServers' mean share of periods their quota ran out in and of
-    the time they were stopped for it."""
+    updates' p99, the RegionServers' mean share of periods their quota ran out in and of the
+    time they were stopped for it, and their CPU ms per operation (None where not read)."""
     out: dict[str, dict[str, list[Any]]] = {}
     for r in runs:
         for point in r.get("load_curve", []):
             row = out.setdefault(f"{point['share']:g}", {"target_ops_s": [], "ops_per_s": [], "p99_ms": [],
                                                          "read_p99_ms": [], "update_p99_ms": [],
-                                                         "throttled_share": [], "stopped_share": []})
+                                                         "throttled_share": [], "stopped_share": [],
+                                                         "rs_cpu_ms_per_op": []})
             row["target_ops_s"].append(point.get("target_ops_s"))
             row["ops_per_s"].append(point["ops_per_s"])
+            cores = sum((point.get("cpu_cores") or {}).values())
+            row["rs_cpu_ms_per_op"].append(round(cores * 1000 / point["ops_per_s"], 4)
+                                           if cores and point["ops_per_s"] else None)
             row["p99_ms"].append(point["p99_ms"])
             for op, key in (("READ", "read_p99_ms"), ("UPDATE", "update_p99_ms")):
                 row[key].append(point["latency_ms"].get(op, {}).get("p99"))

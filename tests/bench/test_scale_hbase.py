@@ -40,13 +40,15 @@ def test_the_load_curve_gathers_each_share_over_the_repetitions():
         return {"share": share, "target_ops_s": round(share * 1400.0, 1), "ops_per_s": ops, "p99_ms": p99, "latency_ms": {"READ": {"p99": read},
                                                                               "UPDATE": {"p99": p99}},
                 "throttled_share": throttled, "stopped_share": {k: None if v is None else v / 10 for k, v in throttled.items()}}
-    runs = [{"load_curve": [point(0.5, 700.0, 40.0, 20.0, {"rs1": 0.1, "rs2": 0.3}), point(0.9, 1200.0, 90.0, 80.0, {})]},
+    # the first point read both RegionServers' CPU: 0.14 core for 700 ops/s is 0.2 ms an operation
+    runs = [{"load_curve": [{**point(0.5, 700.0, 40.0, 20.0, {"rs1": 0.1, "rs2": 0.3}),
+                             "cpu_cores": {"rs1": 0.06, "rs2": 0.08}}, point(0.9, 1200.0, 90.0, 80.0, {})]},
             {"load_curve": [point(0.5, 690.0, 45.0, 25.0, {"rs1": 0.2, "rs2": None})]},
             {}]  # a run without the curve (an older report, or none asked)
     curve = bench.load_curve(runs)
     assert curve["0.5"] == {"target_ops_s": [700.0, 700.0], "ops_per_s": [700.0, 690.0], "p99_ms": [40.0, 45.0], "read_p99_ms": [20.0, 25.0],
                             "update_p99_ms": [40.0, 45.0], "throttled_share": [0.2, 0.2],
-                            "stopped_share": [0.02, 0.02]}
+                            "stopped_share": [0.02, 0.02], "rs_cpu_ms_per_op": [0.2, None]}
     assert curve["0.9"]["throttled_share"] == [None]  # no RegionServer's cpu.stat read (no quota)
 
 
