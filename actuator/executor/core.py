@@ -127,8 +127,9 @@ class Executor(Context):
         boot beside the others, its splits and moves run alongside as the plan's own do, and
         the plan ends once all is done. Its placeholders are renamed after the plan's own
         ("new-3" …); a move or split of a partition the plan moves or splits (or did) is left
-        out: the policy decided on a snapshot taken while the plan ran, which may not show it
-        yet. Returns how many actions were added: 0 (nothing added) when no plan is in flight,
+        out (one whose moves have all ended may move again: the executor moves it from wherever
+        it is): the policy decided on a snapshot taken while the plan ran, which may not show
+        it yet. Returns how many actions were added: 0 (nothing added) when no plan is in flight,
         it is past its launch phase or rolling back, or `plan` does anything else."""
         if not self.running or self.plan_row["phase"] not in (Phase.PREPARE.value,
                                                              Phase.LAUNCH.value):
@@ -137,7 +138,10 @@ class Executor(Context):
         if not plan.actions or any(a.op not in ("launch", "move", "split") for a in plan.actions):
             return 0
         taken = {s.node for s in self.launch_steps()}
-        moving = {s.partition for s in self.steps if s.op in ("move", "split")}
+        # a partition the plan splits, or still moves, is its own; one whose moves all ended
+        # may move on (a node its move filled may be hot by now)
+        moving = {s.partition for s in self.steps
+                  if s.op == "split" or (s.op == "move" and not s.finished)}
         now, idx, n = self.clock(), self.next_idx(), len(taken)
         rename: dict[str, str] = {}
         for a in launches:

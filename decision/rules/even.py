@@ -34,15 +34,25 @@ def relief_moves(ctx: Context, view: DemandView, nodes: int, growth: float = 1.0
     under its capacity at the SLO with the demand grown by `growth` (the forecast over the
     lead time over today's), hottest first, each onto the coolest node where it pays. A node
     already under is left alone: every busy partition moved is a cold cache and a moment
-    offline for its tenant. `queued`: partitions a plan in flight already moves (to nodes
-    still booting): they stay out, and their load counts as gone from their nodes, so the
-    nodes that plan left hot are the ones relieved, not the same sources again. `plan_nodes`:
-    the nodes active when that plan was decided; a node that registered since is one of its
-    new nodes, whose queued partitions are still arriving (its load reads low): it takes no
-    more."""
+    offline for its tenant. `queued`: partitions a plan in flight moves onto the nodes it
+    launches: until they land they stay out, and their load counts as gone from their nodes,
+    so the nodes that plan left hot are the ones relieved, not the same sources again; once
+    landed (on a node not in `plan_nodes`, the nodes active when that plan was decided) they
+    are their new node's like any other, and may move on if it is hot (a plan that a ramp
+    keeps extending lasts long enough for that). A node the plan launched that none of them
+    has reached yet reads low while it waits for them: it takes no more."""
     load, cost = normalised(view)
     arrays = ctx.arrays
-    leaving = np.array([i for i, pid in enumerate(arrays.ids) if pid in queued and arrays.node_of[i] >= 0],
+    # A queued partition still on a node of the plan is leaving it (it stays put here); one
+    # already on a node that plan launched has landed and is that node's load like any other.
+    holder = [arrays.active[j].id if (j := int(arrays.node_of[i])) >= 0 else None
+              for i in range(len(arrays.ids))]
+    leaving_ids = frozenset(pid for pid, on in zip(arrays.ids, holder)
+                            if pid in queued and on is not None
+                            and (not plan_nodes or on in plan_nodes))
+    landed_on = {on for pid, on in zip(arrays.ids, holder)
+                 if pid in queued and plan_nodes and on is not None and on not in plan_nodes}
+    leaving = np.array([i for i, pid in enumerate(arrays.ids) if pid in leaving_ids],
                        dtype=np.int64)
     if leaving.size:
         load = load - np.bincount(arrays.node_of[leaving], weights=cost[leaving], minlength=len(load))
@@ -54,11 +64,29 @@ def relief_moves(ctx: Context, view: DemandView, nodes: int, growth: float = 1.0
     sources = [i for i in range(len(view.demands.nodes)) if load[i] > top]
     if not sources:
         return []
-    arriving = {i for i, n in enumerate(arrays.active) if plan_nodes and n.id not in plan_nodes}
-    moves, _ = greedy_moves(arrays, load, [i for i in sources if i not in arriving],
-                            [d for d in range(nodes) if d not in arriving],
-                            target_load=top, cap=top, policy=ctx.policy, cost=cost, stay=queued)
+    arriving = {i for i, n in enumerate(arrays.active)
+                if plan_nodes and n.id not in plan_nodes and n.id not in landed_on}
+    # a node that reads hot already is hot, whatever else is on its way: it is a source too
+    moves, _ = greedy_moves(arrays, load, sources, [d for d in range(nodes) if d not in arriving],
+                            target_load=top, cap=top, policy=ctx.policy, cost=cost,
+                            stay=leaving_ids)
     return moves
+
+
+def hot_nodes(view: DemandView, tolerance: float) -> list[int]:
+    """The active nodes (indices) beyond their capacity at the SLO by more than `tolerance`, or
+    short of it now (requests queue or are dropped)."""
+    load, _ = normalised(view)
+    short = set(view.short)
+    return [i for i, n in enumerate(view.demands.nodes) if load[i] > 1.0 + tolerance or n.node in short]
+
+
+def even_words(view: DemandView, over: list[int], moves: list[Move]) -> str:
+    load, _ = normalised(view)
+    hottest = max(over, key=lambda i: load[i])
+    return (f"{view.demands.nodes[hottest].node} carries {load[hottest]:.0%} of a node's "
+            f"capacity at the SLO, the mean {load.mean():.0%}; {len(moves)} busy partition(s) "
+            "move to cooler nodes")
 
 
 class EvenOut(Rule):
@@ -72,20 +100,14 @@ class EvenOut(Rule):
         view = ctx.view
         if view is None:
             return None
-        tol = ctx.policy.even_tolerance
         load, _ = normalised(view)
-        short = {n for n in view.short}
-        over = [i for i, n in enumerate(view.demands.nodes)
-                if load[i] > 1.0 + tol or n.node in short]
+        over = hot_nodes(view, ctx.policy.even_tolerance)
         if load.size == 0 or not over or load.mean() >= 1.0:
             return None
         moves = relief_moves(ctx, view, len(load))
         if not moves:
             return None
-        hottest = max(over, key=lambda i: load[i])
-        why = (f"even out: {view.demands.nodes[hottest].node} carries {load[hottest]:.0%} of a "
-               f"node's capacity at the SLO, the mean {load.mean():.0%}; {len(moves)} busy "
-               "partition(s) move to cooler nodes")
+        why = f"even out: {even_words(view, over, moves)}"
         ids = [n.id for n in ctx.arrays.active]
         sizing = Sizing(ctx.current, ctx.current, 0, ctx.step, why)
         return build(ctx, sizing, ctx.remember(ctx.memory.acted(ctx.now), ctx.step), ids,
@@ -93,4 +115,4 @@ class EvenOut(Rule):
                      "even out: moves off a hot node", [], None)
 
 
-__all__ = ["EvenOut", "relief_moves", "normalised"]
+__all__ = ["EvenOut", "even_words", "hot_nodes", "relief_moves", "normalised"]

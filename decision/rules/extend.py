@@ -23,7 +23,7 @@ from dataclasses import replace
 
 from decision.model import Action, Plan, Sizing
 from decision.rules.engine import observed
-from decision.rules.even import relief_moves
+from decision.rules.even import even_words, hot_nodes, relief_moves
 from decision.rules.split_fit import too_hot
 from decision.rules.splits import hot_splits, with_splits
 from decision.rules.memory import PendingScaleOut
@@ -46,8 +46,9 @@ def during_plan(rules: Sequence[Rule], ctx: Context, target: int) -> Plan:
                 f"capacity by one hot partition ({hot[0].node}: {hot[0].reason})"))
     want = min(view.nodes_for(view.out_demand), target + max(4, target), policy.max_nodes)
     if want <= target or ctx.veto(Change("add", want - target)) is not None:
-        return hold(ctx, "plan_in_flight", f"a plan to {target} nodes is being carried out; "
-                    f"{view.words()}")
+        evened = even_during_plan(ctx, target) if policy.even_out else None
+        return evened or hold(ctx, "plan_in_flight", f"a plan to {target} nodes is being "
+                              f"carried out; {view.words()}")
     k = want - target
     why = (f"extend the plan in flight to {want} nodes (+{k}): {view.words()}; {want} nodes "
            f"carry {view.out_demand:.2f} node-loads at {view.u_max:.0%} each")
@@ -74,4 +75,27 @@ def during_plan(rules: Sequence[Rule], ctx: Context, target: int) -> Plan:
                  None)
 
 
-__all__ = ["during_plan"]
+def even_during_plan(ctx: Context, target: int) -> Plan | None:
+    """Busy partitions off a serving node beyond its capacity at the SLO onto cooler serving
+    nodes, while a plan leading to `target` nodes runs (a plan that a ramp keeps extending can
+    last half an hour, and a node left hot by it loses its tenants' windows all that time). The
+    partitions the plan moves stay out, and the nodes still taking them in take no more."""
+    view = ctx.view
+    assert view is not None
+    over = hot_nodes(view, ctx.policy.even_tolerance)
+    if not over:
+        return None
+    in_flight = ctx.memory.demand
+    moves = relief_moves(ctx, view, ctx.current, 1.0, in_flight.queued, in_flight.plan_nodes)
+    if not moves:
+        return None
+    why = (f"even out while a plan to {target} nodes is carried out: "
+           f"{even_words(view, over, moves)}")
+    ids = [n.id for n in ctx.arrays.active]
+    return build(ctx, Sizing(target, target, 0, ctx.step, why),
+                 ctx.remember(ctx.memory.acted(ctx.now), ctx.step), ids,
+                 [n.profile for n in ctx.arrays.active], moves, "rebalance",
+                 "even out: moves off a hot node", [], None)
+
+
+__all__ = ["during_plan", "even_during_plan"]

@@ -104,7 +104,9 @@ def _queued(ctx: Context, memory: DecisionMemory, moves: list[Move]) -> Decision
              else frozenset(n.id for n in ctx.arrays.active))
     rules = read_memory(memory.history)
     serving = len(ctx.arrays.active)  # node indices past these are the plan's new nodes
-    queued = before | {ctx.arrays.ids[p] for p, d, _ in moves if d >= serving}
+    # a queued partition that landed and moves on to a serving node is no longer the plan's
+    queued = ((before - {ctx.arrays.ids[p] for p, d, _ in moves if d < serving})
+              | {ctx.arrays.ids[p] for p, d, _ in moves if d >= serving})
     return with_rules_memory(memory, replace(rules, demand=replace(
         rules.demand, queued=queued, plan_nodes=nodes)), memory.step)
 

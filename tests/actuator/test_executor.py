@@ -548,6 +548,38 @@ def test_a_plan_in_flight_is_extended_with_more_launches_while_it_launches():
     assert layout["p0"] == layout["p1"] == ex.resolve("new-1")  # the plan's own moves as planned
 
 
+def test_an_extension_may_move_on_a_partition_whose_move_has_ended():
+    # While new-1 boots, p2's move between serving nodes lands on rs2 (a node it may leave
+    # hot); an extension moves it on to rs1 and the plan ends with p2 there: verify checks
+    # its last move, not the first one (which would move it back and forth). A partition
+    # whose move still waits for its node stays the plan's.
+    world = FakeCluster(delays=SLOW_BOOT)
+    world.add_server(RS1, partitions=("p0", "p1", "p2"))
+    world.add_server(RS2, partitions=("p3", "p4", "p5"))
+    A = Action
+    plan = make_plan([A("launch", "scale out", node="new-1", profile="read"),
+                      A("move", "to new", partition="p0", source=RS1, target="new-1"),
+                      A("move", "even out", partition="p2", source=RS1, target=RS2)],
+                     {RS1: ("default", ["p1"]), RS2: ("default", ["p2", "p3", "p4", "p5"]),
+                      "new-1": ("read", ["p0"])})
+    ex = executor(world)
+    ex.submit(plan, "p1")
+    for _ in range(30):
+        ex.tick()
+        world.advance(1.0)
+    assert actual_layout(world)["p2"] == RS2 and ex.status().phase == "launch"
+    on = make_plan([A("move", "even out", partition="p2", source=RS2, target=RS1)],
+                   {RS1: ("default", ["p1", "p2"])})
+    assert ex.extend(on) == 1
+    again = make_plan([A("move", "even out", partition="p0", source=RS1, target=RS2)],
+                      {RS2: ("default", ["p0"])})
+    assert ex.extend(again) == 0  # p0's move still waits for new-1
+    assert run_to_end(ex, world).state == "done"
+    layout = actual_layout(world)
+    assert layout["p2"] == RS1 and layout["p0"] == ex.resolve("new-1")
+    assert len(ops(world, "move")) == 3
+
+
 def test_an_extension_that_removes_or_comes_after_the_launches_is_refused():
     world = FakeCluster(delays=SLOW_BOOT)
     ex = executor(world)

@@ -125,3 +125,27 @@ def test_partitions_landed_on_a_node_already_serving_count_there_in_an_extension
     assert more.reason.startswith("extend the plan in flight")
     targets = {a.target for a in more.actions if a.op == "move"}
     assert targets and "rs5" not in targets
+
+
+def test_a_node_its_plan_left_hot_is_evened_out_while_the_plan_runs():
+    # The scale-out's partitions landed on rs5, one of its new nodes, and demand grew since
+    # (a ramp keeps extending the plan for half an hour, the plan was sized at its start): rs5
+    # is short while rs1-rs4 have room. Its partitions move on to them now, not at the plan's
+    # end; rs6, another new node none of whose partitions has arrived yet, takes none.
+    first = decide_short(SIZED, DONE)
+    queued = read_memory(first.memory.history).demand.queued
+    in_flight = first.memory.with_plan_in_flight(first.sizing.target)
+    parts = [replace(p, node="rs5") if p.id in queued else p for p in short_cluster().partitions]
+    hot = _serving([0.3] * 4 + [1.0, 0.02], [0.0] * 4 + [600.0, 0.0], parts)
+    plan = decide(hot, SIZED, queues_grew(hot, in_flight))
+    assert plan.reason.startswith("even out while a plan to 6 nodes is carried out: rs5")
+    moves = [a for a in plan.actions if a.op == "move"]
+    assert moves and all(a.source == "rs5" and a.target in {"rs1", "rs2", "rs3", "rs4"}
+                         for a in moves) and len(moves) == len(plan.actions)
+    assert plan.sizing.target == first.sizing.target
+    # moved on to serving nodes they are no longer the plan's queued partitions
+    assert not read_memory(plan.memory.history).demand.queued & {a.partition for a in moves}
+    # the same cluster with every node in room: the plan is left to finish
+    calm = _serving([0.3] * 4 + [0.5, 0.02], [0.0] * 6, parts)
+    assert decide(calm, SIZED, queues_grew(calm, in_flight)).reason.startswith(
+        "hold (plan_in_flight)")
