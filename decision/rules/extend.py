@@ -1,7 +1,7 @@
 """While a plan is carried out (the control loop asks the policy at every sample meanwhile and
 says so in the memory: DecisionMemory.plan_in_flight), the rules observe as at any decision
-(capacity, demand, lead time keep learning) and only two things may happen, as an extension of
-that plan (`extend_plans`, with size_from_demand; the executor adds them while the plan still
+(capacity, demand, lead time keep learning) and only three things may happen, as an extension
+of that plan (`extend_plans`, with size_from_demand; the executor adds them while the plan still
 launches):
   - a node over its capacity by one hot partition gets the split at once (rules/split_fit.py);
   - when the demand's forecast over the lead time has outgrown the size the plan in flight
@@ -9,11 +9,15 @@ launches):
     and busy partitions move onto them off the nodes the forecast finds over their capacity
     (rules/even.py), each move starting once its node registers. They are chosen on the
     placement the plan in flight leads to: the partitions it moves onto its new nodes
-    (remembered, DemandMemory.queued) stay out and their load counts as gone from their nodes
-    (a move onto a node already serving starts at once and, landed, is that node's), so the
-    extension relieves the nodes that plan left hot instead of picking its sources again; a
-    node that registered since that plan was decided is one of its new nodes, still taking in
-    its queued partitions, and gets no more.
+    (remembered, DemandMemory.queued) stay out until they land and their load counts as gone
+    from their nodes (a move onto a node already serving starts at once and, landed, is that
+    node's), so the extension relieves the nodes that plan left hot instead of picking its
+    sources again; a node that registered since that plan was decided and that none of them
+    has reached yet is one of its new nodes, still to take them in, and gets no more;
+  - otherwise a serving node beyond its capacity sheds busy partitions onto cooler serving
+    nodes (`even_out`): a plan that a ramp keeps extending can run for half an hour, and the
+    partitions it moved at its start, sized for the demand then, may have made a node hot
+    since. Once landed they are that node's and may move on.
 Every other change waits for the plan's end.
 """
 from __future__ import annotations
