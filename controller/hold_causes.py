@@ -103,9 +103,11 @@ CAUSES: tuple[Cause, ...] = (
           benign=True),
     Cause("plan_in_flight", "policy",
           "A plan is being carried out: the default met sized from demand, asked at each sample "
-          "while it runs, extends it only when the demand asks for more nodes than it leads to; "
+          "while it runs, extends it only when the demand asks for more nodes than it leads to, "
+          "a partition is too hot for its node or a serving node is beyond its capacity; "
           "otherwise it waits for the plan's end (the words say the size it leads to).",
-          "`policy.advanced.size_from_demand`, `policy.advanced.extend_plans`", benign=True),
+          "`policy.advanced.size_from_demand`, `policy.advanced.extend_plans`, "
+          "`policy.advanced.even_out`", benign=True),
     Cause("no_change", "policy",
           "The policy asked for nothing, in its own words (see the decision reasons below: "
           "`cluster healthy`, `static policy: never acts`, tiramola inside its thresholds, a "
