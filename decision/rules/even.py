@@ -43,20 +43,25 @@ def relief_moves(ctx: Context, view: DemandView, nodes: int, growth: float = 1.0
     has reached yet reads low while it waits for them: it takes no more."""
     load, cost = normalised(view)
     arrays = ctx.arrays
-    # A queued partition still on a node of the plan is leaving it (it stays put here); one
-    # already on a node that plan launched has landed and is that node's load like any other.
-    holder = [arrays.active[j].id if (j := int(arrays.node_of[i])) >= 0 else None
-              for i in range(len(arrays.ids))]
-    leaving_ids = frozenset(pid for pid, on in zip(arrays.ids, holder)
-                            if pid in queued and on is not None
-                            and (not plan_nodes or on in plan_nodes))
-    landed_on = {on for pid, on in zip(arrays.ids, holder)
-                 if pid in queued and plan_nodes and on is not None and on not in plan_nodes}
-    leaving = np.array([i for i, pid in enumerate(arrays.ids) if pid in leaving_ids],
-                       dtype=np.int64)
-    if leaving.size:
-        load = load - np.bincount(arrays.node_of[leaving], weights=cost[leaving], minlength=len(load))
-        load = np.maximum(load, 0.0)
+    leaving_ids: frozenset[str] = frozenset()
+    arriving: set[int] = set()
+    if queued:
+        # A queued partition still on a node of the plan is leaving it (it stays put here); one
+        # already on a node that plan launched has landed and is that node's load like any other.
+        placed = arrays.node_of >= 0
+        is_queued = np.fromiter((pid in queued for pid in arrays.ids), bool, len(arrays.ids)) & placed
+        of_plan = np.array([not plan_nodes or n.id in plan_nodes for n in arrays.active] + [False])
+        on_plan = of_plan[arrays.node_of]  # node_of -1 (unplaced) reads the appended False
+        leaving = np.flatnonzero(is_queued & on_plan)
+        leaving_ids = frozenset(arrays.ids[i] for i in leaving.tolist())
+        if leaving.size:
+            load = np.maximum(load - np.bincount(arrays.node_of[leaving], weights=cost[leaving],
+                                                 minlength=len(load)), 0.0)
+        if plan_nodes:
+            landed_on = set(arrays.node_of[is_queued & ~on_plan].tolist())
+            arriving = {i for i in range(len(arrays.active)) if not of_plan[i] and i not in landed_on}
+    elif plan_nodes:
+        arriving = {i for i, n in enumerate(arrays.active) if n.id not in plan_nodes}
     load = np.concatenate([load * growth, np.zeros(nodes - len(load))])
     cost = cost * growth
     mean = float(load.sum()) / max(nodes, 1)
@@ -64,8 +69,6 @@ def relief_moves(ctx: Context, view: DemandView, nodes: int, growth: float = 1.0
     sources = [i for i in range(len(view.demands.nodes)) if load[i] > top]
     if not sources:
         return []
-    arriving = {i for i, n in enumerate(arrays.active)
-                if plan_nodes and n.id not in plan_nodes and n.id not in landed_on}
     # a node that reads hot already is hot, whatever else is on its way: it is a source too
     moves, _ = greedy_moves(arrays, load, sources, [d for d in range(nodes) if d not in arriving],
                             target_load=top, cap=top, policy=ctx.policy, cost=cost,
@@ -89,6 +92,16 @@ def even_words(view: DemandView, over: list[int], moves: list[Move]) -> str:
             "move to cooler nodes")
 
 
+def even_plan(ctx: Context, target: int, why: str, moves: list[Move]) -> Plan:
+    """The plan that makes the even-out's `moves` between serving nodes, the size staying
+    `target` (the current one, or the one a plan in flight leads to)."""
+    active = ctx.arrays.active
+    return build(ctx, Sizing(target, target, 0, ctx.step, why),
+                 ctx.remember(ctx.memory.acted(ctx.now), ctx.step), [n.id for n in active],
+                 [n.profile for n in active], moves, "rebalance", "even out: moves off a hot node",
+                 [], None)
+
+
 class EvenOut(Rule):
     name = "even_out"
     switch = "even_out"
@@ -107,12 +120,7 @@ class EvenOut(Rule):
         moves = relief_moves(ctx, view, len(load))
         if not moves:
             return None
-        why = f"even out: {even_words(view, over, moves)}"
-        ids = [n.id for n in ctx.arrays.active]
-        sizing = Sizing(ctx.current, ctx.current, 0, ctx.step, why)
-        return build(ctx, sizing, ctx.remember(ctx.memory.acted(ctx.now), ctx.step), ids,
-                     [n.profile for n in ctx.arrays.active], moves, "rebalance",
-                     "even out: moves off a hot node", [], None)
+        return even_plan(ctx, ctx.current, f"even out: {even_words(view, over, moves)}", moves)
 
 
-__all__ = ["EvenOut", "even_words", "hot_nodes", "relief_moves", "normalised"]
+__all__ = ["EvenOut", "even_plan", "even_words", "hot_nodes", "relief_moves", "normalised"]

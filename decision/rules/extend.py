@@ -27,7 +27,7 @@ from dataclasses import replace
 
 from decision.model import Action, Plan, Sizing
 from decision.rules.engine import observed
-from decision.rules.even import even_words, hot_nodes, relief_moves
+from decision.rules.even import even_plan, even_words, hot_nodes, relief_moves
 from decision.rules.split_fit import too_hot
 from decision.rules.splits import hot_splits, with_splits
 from decision.rules.memory import PendingScaleOut
@@ -93,13 +93,8 @@ def even_during_plan(ctx: Context, target: int) -> Plan | None:
     moves = relief_moves(ctx, view, ctx.current, 1.0, in_flight.queued, in_flight.plan_nodes)
     if not moves:
         return None
-    why = (f"even out while a plan to {target} nodes is carried out: "
-           f"{even_words(view, over, moves)}")
-    ids = [n.id for n in ctx.arrays.active]
-    return build(ctx, Sizing(target, target, 0, ctx.step, why),
-                 ctx.remember(ctx.memory.acted(ctx.now), ctx.step), ids,
-                 [n.profile for n in ctx.arrays.active], moves, "rebalance",
-                 "even out: moves off a hot node", [], None)
+    return even_plan(ctx, target, f"even out while a plan to {target} nodes is carried out: "
+                     f"{even_words(view, over, moves)}", moves)
 
 
 __all__ = ["during_plan", "even_during_plan"]
