@@ -44,7 +44,7 @@ def relief_moves(ctx: Context, view: DemandView, nodes: int, growth: float = 1.0
     load, cost = normalised(view)
     arrays = ctx.arrays
     leaving_ids: frozenset[str] = frozenset()
-    arriving: set[int] = set()
+    landed_on: set[int] = set()
     if queued:
         # A queued partition still on a node of the plan is leaving it (it stays put here); one
         # already on a node that plan launched has landed and is that node's load like any other.
@@ -57,11 +57,9 @@ def relief_moves(ctx: Context, view: DemandView, nodes: int, growth: float = 1.0
         if leaving.size:
             load = np.maximum(load - np.bincount(arrays.node_of[leaving], weights=cost[leaving],
                                                  minlength=len(load)), 0.0)
-        if plan_nodes:
-            landed_on = set(arrays.node_of[is_queued & ~on_plan].tolist())
-            arriving = {i for i in range(len(arrays.active)) if not of_plan[i] and i not in landed_on}
-    elif plan_nodes:
-        arriving = {i for i, n in enumerate(arrays.active) if n.id not in plan_nodes}
+        landed_on = set(arrays.node_of[is_queued & ~on_plan].tolist())
+    arriving = {i for i, n in enumerate(arrays.active)
+                if plan_nodes and n.id not in plan_nodes and i not in landed_on}
     load = np.concatenate([load * growth, np.zeros(nodes - len(load))])
     cost = cost * growth
     mean = float(load.sum()) / max(nodes, 1)
@@ -76,16 +74,14 @@ def relief_moves(ctx: Context, view: DemandView, nodes: int, growth: float = 1.0
     return moves
 
 
-def hot_nodes(view: DemandView, tolerance: float) -> list[int]:
-    """The active nodes (indices) beyond their capacity at the SLO by more than `tolerance`, or
-    short of it now (requests queue or are dropped)."""
-    load, _ = normalised(view)
+def hot_nodes(view: DemandView, load: np.ndarray, tolerance: float) -> list[int]:
+    """The active nodes (indices) beyond their capacity at the SLO (`load`, normalised) by more
+    than `tolerance`, or short of it now (requests queue or are dropped)."""
     short = set(view.short)
     return [i for i, n in enumerate(view.demands.nodes) if load[i] > 1.0 + tolerance or n.node in short]
 
 
-def even_words(view: DemandView, over: list[int], moves: list[Move]) -> str:
-    load, _ = normalised(view)
+def even_words(view: DemandView, load: np.ndarray, over: list[int], moves: list[Move]) -> str:
     hottest = max(over, key=lambda i: load[i])
     return (f"{view.demands.nodes[hottest].node} carries {load[hottest]:.0%} of a node's "
             f"capacity at the SLO, the mean {load.mean():.0%}; {len(moves)} busy partition(s) "
@@ -114,13 +110,13 @@ class EvenOut(Rule):
         if view is None:
             return None
         load, _ = normalised(view)
-        over = hot_nodes(view, ctx.policy.even_tolerance)
+        over = hot_nodes(view, load, ctx.policy.even_tolerance)
         if load.size == 0 or not over or load.mean() >= 1.0:
             return None
         moves = relief_moves(ctx, view, len(load))
         if not moves:
             return None
-        return even_plan(ctx, ctx.current, f"even out: {even_words(view, over, moves)}", moves)
+        return even_plan(ctx, ctx.current, f"even out: {even_words(view, load, over, moves)}", moves)
 
 
 __all__ = ["EvenOut", "even_plan", "even_words", "hot_nodes", "relief_moves", "normalised"]

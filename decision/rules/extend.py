@@ -27,7 +27,7 @@ from dataclasses import replace
 
 from decision.model import Action, Plan, Sizing
 from decision.rules.engine import observed
-from decision.rules.even import even_plan, even_words, hot_nodes, relief_moves
+from decision.rules.even import even_plan, even_words, hot_nodes, normalised, relief_moves
 from decision.rules.split_fit import too_hot
 from decision.rules.splits import hot_splits, with_splits
 from decision.rules.memory import PendingScaleOut
@@ -86,7 +86,8 @@ def even_during_plan(ctx: Context, target: int) -> Plan | None:
     partitions the plan moves stay out, and the nodes still taking them in take no more."""
     view = ctx.view
     assert view is not None
-    over = hot_nodes(view, ctx.policy.even_tolerance)
+    load, _ = normalised(view)
+    over = hot_nodes(view, load, ctx.policy.even_tolerance)
     if not over:
         return None
     in_flight = ctx.memory.demand
@@ -94,7 +95,7 @@ def even_during_plan(ctx: Context, target: int) -> Plan | None:
     if not moves:
         return None
     return even_plan(ctx, target, f"even out while a plan to {target} nodes is carried out: "
-                     f"{even_words(view, over, moves)}", moves)
+                     f"{even_words(view, load, over, moves)}", moves)
 
 
 __all__ = ["during_plan", "even_during_plan"]
