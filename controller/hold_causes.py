@@ -75,7 +75,9 @@ CAUSES: tuple[Cause, ...] = (
     Cause("within_slo", "policy",
           "A node is overloaded (CPU or disk), but its requests still take no longer than the "
           "latency objective and no calls wait for it (at most 60 in its RPC call queue, none "
-          "dropped): served in time, nothing to buy.",
+          "dropped): served in time, nothing to buy. Sized from demand (the default): every "
+          "node over MET's marks is within its capacity at the SLO (the words give each one's "
+          "share of it and the demand's figures).",
           "`policy.slo.latency_ms` (`off`: CPU and io_wait alone; on the simulator, unset, the "
           "scenario's `slo_latency_ms`)", benign=True),
     Cause("transient", "policy",
