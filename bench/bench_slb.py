@@ -3,13 +3,14 @@
 The same seeded snapshot (default 100 nodes x 5,000 partitions, Zipf exponent 0.8, regions
 placed at random) goes to the real `StochasticLoadBalancer` class from the hbase-server jar (stock
 hbase-default.xml settings, run in a py4j JVM) and to metctl's decision core exactly as
-`metctl plan --snapshot S [--config F]` calls it, size pinned to the snapshot's node count
+`metctl plan --snapshot S --config F` calls it (configs/met-marks.yaml unless told: MET's
+placement), size pinned to the snapshot's node count
 (SLB cannot add or remove servers). For each: moves, restarts (reconfigurations), max/mean node
 load, the floor max(largest partition, total / nodes) / mean, the gap to the floor, wall time.
 Method and figures: docs/slb-comparison.md. Figures are printed, never asserted.
 
     .venv/bin/python bench/bench_slb.py                              # default size, ~1 min
-    .venv/bin/python bench/bench_slb.py --config configs/met.yaml --config configs/met-paper.yaml
+    .venv/bin/python bench/bench_slb.py --config configs/met-marks.yaml --config configs/met-paper.yaml
     .venv/bin/python bench/bench_slb.py --nodes 10 --partitions 200 --placement round-robin --json
 
 Needs the HBase jars (deploy/test-deps.d/hbase.sh) and a JDK.
@@ -24,7 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.slb import (  # noqa: E402
-    Figures, StochasticBalancer, balance_figures, placement_of, run_metctl, run_slb, zipf_snapshot,
+    PLACEMENT_CONFIG, Figures, StochasticBalancer, balance_figures, placement_of, run_metctl, run_slb,
+    zipf_snapshot,
 )
 from controller.errors import BadInput  # noqa: E402
 
@@ -54,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="cpu of a node serving the mean load; each node's cpu is in proportion "
                          "to its load")
     ap.add_argument("--config", action="append", default=[], metavar="FILE",
-                    help="metctl config whose policy plans (repeat to compare; default: built-in)")
+                    help="metctl config whose policy plans (repeat to compare; default: "
+                         "configs/met-marks.yaml, MET's placement)")
     ap.add_argument("--no-pin", action="store_true",
                     help="keep the config's min_nodes/max_nodes (metctl may then resize)")
     ap.add_argument("--slb-set", action="append", default=[], type=parse_setting,
@@ -75,9 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     results: list[Figures] = [balance_figures("before (no plan)", snap, placement_of(snap), nodes,
                                               0, 0, 0.0)]
     try:
-        for config in args.config or [None]:
+        for config in args.config or [str(PLACEMENT_CONFIG)]:
             figures, _ = run_metctl(snap, config, pin_size=not args.no_pin)
-            figures.name = f"metctl {Path(config).name}" if config else "metctl (built-in config)"
+            figures.name = f"metctl {Path(config).name}"
             figures.extra["config"] = config
             results.append(figures)
     except BadInput as e:

@@ -9,7 +9,8 @@ The pieces bench/bench_slb.py prints and tests/bench/test_slb.py checks:
   of HBase 2.6 (hbase-server jar from Maven Central) in a py4j JVM, fed the snapshot's regions
   per server and per-region request counters through hbase-client's ClusterMetrics builders;
 * `run_metctl` — metctl's public decision API exactly as `metctl plan` calls it (config loaded
-  by `load_config`, fresh decision memory), size pinned to the snapshot's (SLB cannot resize);
+  by `load_config`, configs/met-marks.yaml unless told, fresh decision memory), size pinned to
+  the snapshot's (SLB cannot resize);
 * `balance_figures` — moves, restarts, max/mean, the floor and the gap to it, from the
   placement each one leaves (every partition checked to be placed exactly once).
 """
@@ -136,11 +137,19 @@ def balance_figures(name: str, snapshot: ClusterSnapshot, after: Mapping[str, st
 
 # --- metctl ----------------------------------------------------------------------------------
 
-def run_metctl(snapshot: ClusterSnapshot, config_file: str | os.PathLike[str] | None = None,
+# The placement that competes with SLB's: MET's LPT with reconciliation over the whole cluster.
+# The default met, sized from demand, moves only what relieves a node over its capacity at the
+# SLO, which is not a balancer's job (docs/policy.md, "Sizing from demand").
+PLACEMENT_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "met-marks.yaml"
+
+
+def run_metctl(snapshot: ClusterSnapshot,
+               config_file: str | os.PathLike[str] | None = PLACEMENT_CONFIG,
                *, pin_size: bool = True) -> tuple[Figures, Any]:
-    """metctl's plan for the snapshot as `metctl plan --snapshot S [--config F]` makes it (the
-    config's policy, fresh decision memory), with min_nodes = max_nodes = the snapshot's node
-    count when `pin_size` (SLB places on the servers it has; so must metctl here)."""
+    """metctl's plan for the snapshot as `metctl plan --snapshot S --config F` makes it (the
+    config's policy, fresh decision memory; None: the built-in config), with min_nodes =
+    max_nodes = the snapshot's node count when `pin_size` (SLB places on the servers it has; so
+    must metctl here)."""
     from controller.config import load_config
 
     policy = load_config(str(config_file) if config_file else None).policy

@@ -185,7 +185,7 @@ def _case_negative_rate(tmp):
 
 
 def _case_nan_yaml(tmp):
-    text = EXAMPLE.read_text().replace("cpu: 0.78", "cpu: .nan")
+    text = EXAMPLE.read_text().replace("cpu: 0.97", "cpu: .nan")
     (tmp / "s.yaml").write_text(text)
     return ["--snapshot", tmp / "s.yaml"], tmp / "s.yaml", "nodes[0].metrics.cpu"
 

@@ -165,10 +165,12 @@ def sim_run(tmp_path, **control):
     from controller.harness import build_run
 
     config = default_config()
-    # MET's CPU rule (latency_gate off): under met-elasticity's 50 ms objective the default met
-    # holds throughout, and these tests need plans to hold, pause and gate
+    # MET's marks and CPU rule (size_from_demand and latency_gate off): under
+    # met-elasticity's 50 ms objective the default met holds throughout, and these tests need
+    # plans to hold, pause and gate
     config = config.model_copy(update={
-        "policy": config.policy.model_copy(update={"latency_gate": False}),
+        "policy": config.policy.model_copy(update={"latency_gate": False,
+                                                   "size_from_demand": False}),
         "control": ControlSettings(api_address=None, state_path=str(tmp_path / "control.json"),
                                    **control)})
     run = build_run(config, "met-elasticity.yaml")

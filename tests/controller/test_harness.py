@@ -26,9 +26,18 @@ def test_a_hot_key_range_split_into_halves_spreads_and_its_tenant_gets_more_done
     hot = [r for r, t in enumerate(split.region_tables) if t == "usertable_hot"]
     busiest = sorted(hot, key=lambda r: -split.reg_share[r])[:2]
     assert len({int(split.reg_server[r]) for r in busiest}) == 2, "the two busiest halves share a node"
-    # the hot tenant gets more done; the other tenant loses nothing
+    # the hot tenant gets more done, for fewer node-minutes (left whole, its region's node is
+    # short and the default buys nodes the rest of the load then spreads over); the other
+    # tenant gets as much done per node-minute
+    cost = {c: _node_minutes(c) for c in (split, whole)}
     assert ops[split]["hot"] > 1.15 * ops[whole]["hot"]
-    assert ops[split]["spread"] >= 0.98 * ops[whole]["spread"]
+    assert cost[split] < cost[whole]
+    assert ops[split]["spread"] / cost[split] >= 0.98 * ops[whole]["spread"] / cost[whole]
+
+
+def _node_minutes(cluster) -> float:
+    t, servers = np.asarray(cluster.rec_t), np.asarray(cluster.rec_servers)
+    return float(np.sum(servers[:-1] * np.diff(t))) / 60.0
 
 
 def _peaks(predict: bool):
@@ -36,7 +45,10 @@ def _peaks(predict: bool):
     scenario = load_scenario("daily-peaks")
     scenario = scenario.model_copy(update={"duration_s": 3600.0, "workloads": [
         w for w in scenario.workloads if not w.name.startswith("peak3")]})
-    policy = {"predict_cycle_s": 1800.0} if predict else {}
+    # MET's marks, on which predictive scale-out was built and measured: sized from demand (the
+    # default), the reactive run already has its nodes early enough here that the predicted
+    # one gets no more done (docs/policy.md, "Predictive scale-out")
+    policy = {"size_from_demand": False, **({"predict_cycle_s": 1800.0} if predict else {})}
     run = build_run(quiet_config(policy=policy), scenario, policy="met")
     run.run()
     return run
@@ -52,7 +64,7 @@ def _mean_between(run, t0, t1):
 
 def test_a_peak_the_last_cycle_brought_is_met_by_nodes_added_before_it():
     """With predict_cycle_s, the second cycle's peak (minutes 45-55) finds more RegionServers
-    serving from its first minute than the reactive default, whose nodes boot through half the
+    serving from its first minute than MET's reactive marks, whose nodes boot through half the
     peak, holding the partitions the first peak woke, and gets more done; the first peak, with
     no cycle behind it, is the same."""
     predicted, reactive = _peaks(True), _peaks(False)

@@ -84,9 +84,11 @@ def test_live_view_in_tmux_leaves_no_stale_copies_and_shows_verdicts(tmp_path, w
     assert "METCTL-EXIT 0" in text, text[-3000:]
     titles = [ln for ln in text.splitlines() if "small — simulated" in ln]
     assert len(titles) == 1 and "simulated 10.0 / 10 min" in titles[0], "\n".join(titles)
-    header = next(ln for ln in text.splitlines() if "node" in ln and "profile" in ln)
+    # the table's header row (a plan's action line says node=… profile=… too)
+    header = next(ln for ln in text.splitlines() if {"node", "profile"} <= set(ln.split()))
     assert "verdict" in header
-    rows = [ln for ln in text.splitlines() if "rs1.sim" in ln and "%" in ln]
+    # its table rows, not a decision's log line or the last hold's words that name it
+    rows = [ln for ln in text.splitlines() if "│ rs1.sim" in ln and "%" in ln]
     assert rows and any(v in rows[-1] for v in ("healthy", "overloaded", "underloaded")), rows
     if seen_mid_run is not None:  # mid-run too, one view on the screen and in the scrollback
         assert sum("small — simulated" in ln for ln in seen_mid_run.splitlines()) == 1

@@ -39,8 +39,8 @@ def test_only_the_policies_that_move_partitions_switch_the_stores_balancer_off()
 
 
 @pytest.mark.parametrize("fields, samples, during", [
-    ({"name": "met"}, 1, False),                          # the default: holds by its rules
-    ({"name": "met", "size_from_demand": True}, 1, True),  # its own hysteresis; extends plans
+    ({"name": "met"}, 1, True),                          # the default: its own hysteresis; extends plans
+    ({"name": "met", "size_from_demand": False}, 1, False),  # MET's marks: hold by their rules
     ({"name": "met", "paper_faithful": True}, 6, False),
     ({"name": "tiramola"}, 6, False),
     ({"name": "target-tracking"}, 1, False),               # HPA's window
