@@ -65,7 +65,7 @@ class _Sections(BaseModel):
     profiles: dict[str, ProfileOverride] = Field(
         default_factory=dict, description="Changes to the shipped node profiles (profiles/*.yaml: "
         "read, write, read_write, scan, default), by profile name, only the fields given: e.g. "
-        "`default: {prefetch_on_open: true}`. Every node metctl launches or restarts into a "
+        "`default: {prefetch_on_open: false}`. Every node metctl launches or restarts into a "
         "profile is configured from the result, and the simulated cluster's nodes too (unless "
         "`simulator.profiles` is set itself). Checked as a profile file is: block cache + "
         "memstore at most 0.80 of the heap.")

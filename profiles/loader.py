@@ -99,7 +99,7 @@ class ProfileOverride(BaseModel):
         "shipped profile's.")
     prefetch_on_open: bool | None = Field(
         None, description="hbase.rs.prefetchblocksonopen for nodes of this profile; unset: the "
-        "shipped profile's (false).")
+        "shipped profile's (true).")
     extra_settings: dict[str, str] | None = Field(
         None, description="Further hbase-site.xml properties, replacing the shipped profile's "
         "extra settings; unset: those.")

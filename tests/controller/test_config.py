@@ -444,27 +444,26 @@ def test_values_no_cluster_has_are_refused(tmp_path, capsys, text, field):
 
 
 def test_profile_changes_reach_real_nodes_and_the_simulated_ones(tmp_path):
-    cfg = load_config(write(tmp_path, "c.yaml", "profiles:\n  default: {prefetch_on_open: true}\n"
+    cfg = load_config(write(tmp_path, "c.yaml", "profiles:\n  default: {prefetch_on_open: false}\n"
                                                 "  read: {block_cache_fraction: 0.6}\n"))
-    assert cfg.hbase_settings()("default")["hbase.rs.prefetchblocksonopen"] == "true"
+    assert cfg.hbase_settings()("default")["hbase.rs.prefetchblocksonopen"] == "false"
     assert cfg.hbase_settings()("read")["hfile.block.cache.size"] == "0.60"
     # what the profile does not change is the shipped file's
     assert cfg.node_profiles["read"].memstore_fraction == default_config().node_profiles["read"].memstore_fraction
     assert cfg.hbase_settings()("write") == default_config().hbase_settings()("write")
-    assert cfg.profile_fields()("default")["prefetch_on_open"] is True
-    assert cfg.simulator.profiles["default"].prefetch_on_open
+    assert not cfg.profile_fields()("default").get("prefetch_on_open", False)
+    assert not cfg.simulator.profiles["default"].prefetch_on_open
     assert cfg.simulator.profiles["read"].block_cache_share == 0.6
-    assert not cfg.simulator.profiles["write"].prefetch_on_open
+    assert cfg.simulator.profiles["write"].prefetch_on_open  # the shipped profiles prefetch
 
 
 def test_simulator_profiles_set_in_the_file_win_over_profile_changes(tmp_path):
     sim = {n: {"block_cache_share": 0.3, "memstore_share": 0.3, "block_kb": 64.0}
            for n in ("read", "write", "read_write", "scan", "default")}
     cfg = load_config(write(tmp_path, "c.yaml", yaml.safe_dump(
-        {"profiles": {"default": {"prefetch_on_open": True}}, "simulator": {"profiles": sim}})))
-    assert not cfg.simulator.profiles["default"].prefetch_on_open
+        {"profiles": {"default": {"block_cache_fraction": 0.35}}, "simulator": {"profiles": sim}})))
     assert cfg.simulator.profiles["default"].block_cache_share == 0.3
-    assert cfg.node_profiles["default"].prefetch_on_open  # the real nodes still get it
+    assert cfg.node_profiles["default"].block_cache_fraction == 0.35  # the real nodes still get it
 
 
 @pytest.mark.parametrize("text,field,expected", [

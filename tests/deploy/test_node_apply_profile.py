@@ -83,7 +83,7 @@ def test_node_document_with_base_file_writes_profile_and_its_name(tmp_path):
     assert props(site) == {"hbase.zookeeper.quorum": "zk1.example.org",
                            "hfile.block.cache.size": "0.10",
                            "hbase.regionserver.global.memstore.size": "0.55",
-                           "hbase.rs.prefetchblocksonopen": "false",
+                           "hbase.rs.prefetchblocksonopen": "true",
                            "metctl.profile": "write"}
     assert base.read_text() == BASE  # the base file is only read
 

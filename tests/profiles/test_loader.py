@@ -55,11 +55,12 @@ def test_render_keeps_precision_and_extra_settings():
 
 
 def test_prefetch_on_open_is_rendered_both_ways():
-    # A node restarting from a prefetching profile into one without must switch it off.
-    assert render_hbase_settings("read")["hbase.rs.prefetchblocksonopen"] == "false"
+    # The shipped profiles prefetch; a node restarting from a prefetching profile into one
+    # without must switch it off.
+    assert render_hbase_settings("read")["hbase.rs.prefetchblocksonopen"] == "true"
     p = NodeProfile(name="read", block_cache_fraction=0.55, memstore_fraction=0.1,
-                    block_size_kb=32, prefetch_on_open=True)
-    assert render_hbase_settings(p)["hbase.rs.prefetchblocksonopen"] == "true"
+                    block_size_kb=32, prefetch_on_open=False)
+    assert render_hbase_settings(p)["hbase.rs.prefetchblocksonopen"] == "false"
 
 
 def test_render_unknown_name_is_an_error():

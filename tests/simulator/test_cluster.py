@@ -59,7 +59,7 @@ def test_launch_boots_then_joins(sim_cluster):
 
 
 def test_move_makes_the_region_unavailable_briefly(sim_cluster):
-    cl = sim_cluster()
+    cl = sim_cluster(settings=_prefetching(on=False))  # without prefetch: warming miss by miss
     cl.run_until(60)
     r = int(np.where(cl.reg_server == 0)[0][0])
     cl.move(r, 1)
@@ -402,10 +402,11 @@ def test_a_daughter_moved_before_its_compaction_is_compacted_where_it_opens(sim_
     assert not cl.reg_refs.any() and cl.reg_locality[right] == 1.0 and cl.reg_home[right] == 2
 
 
-def _prefetching(settings: SimulatorSettings | None = None) -> SimulatorSettings:
-    """Settings whose every profile prefetches on open (hbase.rs.prefetchblocksonopen)."""
+def _prefetching(settings: SimulatorSettings | None = None, on: bool = True) -> SimulatorSettings:
+    """Settings whose every profile prefetches on open (hbase.rs.prefetchblocksonopen; the
+    shipped profiles do), or none does (`on` false: HBase's own default)."""
     s = settings or SimulatorSettings()
-    profiles = {k: p.model_copy(update={"prefetch_on_open": True}) for k, p in s.profiles.items()}
+    profiles = {k: p.model_copy(update={"prefetch_on_open": on}) for k, p in s.profiles.items()}
     return s.model_copy(update={"profiles": profiles})
 
 
@@ -424,7 +425,7 @@ def test_prefetch_on_open_warms_a_moved_region_in_seconds(sim_cluster, small_sce
     big = small_scenario(workloads=[{"name": w.name, "ycsb": w.ycsb, "threads": w.threads,
                                      "records": 2_000_000, "regions": w.regions,
                                      "client_host": w.client_host} for w in workloads])
-    cold = sim_cluster(big)
+    cold = sim_cluster(big, settings=_prefetching(on=False))
     r = _moved_region(cold)
     cl = sim_cluster(big, settings=_prefetching())
     assert _moved_region(cl) == r
@@ -445,7 +446,8 @@ def test_a_prefetch_larger_than_the_cache_share_pushes_other_regions_out(sim_clu
     # A heap of 300 MiB leaves a block cache of ~120 MiB: the node's data does not fit.
     small = SimulatorSettings().model_copy(update={"hardware": SimulatorSettings().hardware.model_copy(
         update={"heap_mb": 300.0})})
-    plain, cl = sim_cluster(settings=small), sim_cluster(settings=_prefetching(small))
+    plain = sim_cluster(settings=_prefetching(small, on=False))
+    cl = sim_cluster(settings=_prefetching(small))
     r = _moved_region(plain)
     assert _moved_region(cl) == r
     for c in (plain, cl):
