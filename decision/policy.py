@@ -276,9 +276,9 @@ class PolicyConfig(BaseModel):
         "learned per profile); scale out to the smallest size that holds the demand forecast "
         "over the scale-out lead time, new nodes taking busy partitions off the hottest nodes; "
         "decisions at every sample, a scale-out in flight extended (docs/policy.md). The "
-        "default since it holds the SLO in more windows than MET's marks on 7 of the 11 "
-        "open-loop scenarios (docs/evaluation.md). false: MET's marks (cpu_high, "
-        "proportional_sizing; configs/met-marks.yaml).")
+        "default since 2026-11-29: it holds the SLO in more windows than MET's marks on most "
+        "open-loop scenarios, for more node-minutes (docs/policy.md, top). false: MET's marks "
+        "(cpu_high, proportional_sizing; configs/met-marks.yaml).")
     slo_headroom: float = Field(
         0.2, ge=0, lt=1, description="The margin kept under the latency objective: a node runs "
         "at most at the utilisation whose predicted p99 is latency_slo_ms x (1 - this).")
