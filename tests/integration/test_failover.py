@@ -131,8 +131,11 @@ class Daemon:
         self.identity = identity
         self.config = workdir / f"{identity}.yaml"
         self.config.write_text(
-            # no latency objective (slo.latency_ms off): under met-elasticity's 50 ms the default met holds; failover needs plans
-            "cluster: hatest\npolicy: {preset: met, slo: {latency_ms: 'off'}}\nloop: {memory_path: null}\n"
+            # MET's marks with no latency objective (size_from_demand false, slo.latency_ms off):
+            # under met-elasticity's 50 ms and within its nodes' capacity the default met holds;
+            # failover needs plans
+            "cluster: hatest\npolicy: {preset: met, slo: {latency_ms: 'off'}, "
+            "advanced: {size_from_demand: false}}\nloop: {memory_path: null}\n"
             "infrastructure: {driver: sim}\ndatastore: {driver: sim}\n"
             # 30x: the 60-minute scenario lasts 2 minutes of wall, well past every wait below
             # even on a loaded machine (at 60x a daemon could reach the scenario's end and exit
