@@ -1,4 +1,5 @@
-"""Reports of a run: summary.json, a per-second CSV and PNG plots (matplotlib, Agg backend).
+"""Reports of a run: summary.json, a per-second CSV, the decision log (decisions.jsonl) and
+PNG plots (matplotlib, Agg backend).
 
 Scores, as the papers define them:
 * SLO violations (incremental-elasticity paper, eq. 1–3): the run is cut into windows of
@@ -358,11 +359,31 @@ def _moving(x: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
+def decision_log(recorder: Any) -> list[dict[str, Any]]:
+    """What the loop decided and why, in time order: every decision round's plan (its size,
+    its actions by kind and its reason, the figures `metctl explain` gives), every hold (its
+    cause and words) and each plan's submission and end. The daemon logs the same as it goes;
+    a simulated run keeps it so a figure in summary.json can be traced to the decision behind it."""
+    rows: list[tuple[float, int, dict[str, Any]]] = []
+    for d in recorder.decisions:
+        rows.append((d.t, 0, {"t_s": d.t, "event": "decision", "plan_id": d.plan_id,
+                              "nodes": d.current, "target": d.target,
+                              "actions": dict(sorted(d.kinds.items())), "reason": d.reason}))
+    for t, cause, words in recorder.holds:
+        rows.append((t, 0, {"t_s": t, "event": "hold", "cause": cause, "reason": words}))
+    for t, event, plan_id in recorder.plan_events:
+        rows.append((t, 1, {"t_s": t, "event": f"plan_{event}", "plan_id": plan_id}))
+    return [r for _, _, r in sorted(rows, key=lambda r: (r[0], r[1]))]
+
+
 def write_report(run: Any, out: Path, policy: str, *, seed: int | None = None,
                  plots: bool = True) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(run, policy, seed=seed)
     write_csv(run, out / "timeseries.csv")
+    with (out / "decisions.jsonl").open("w") as f:
+        for row in decision_log(run.recorder):
+            f.write(json.dumps(_clean(row)) + "\n")
     # a run stopped as it starts (Ctrl-C) has no second to draw
     if plots and series_of(run).t.size:
         summary["plots"] = [p.name for p in plot_run(run, out, f"{run.scenario.name} / {policy}")]

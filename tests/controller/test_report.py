@@ -93,6 +93,33 @@ def test_write_report_files(sim_stack, tmp_path):
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
 
 
+def test_the_report_keeps_the_decision_log_behind_its_figures(sim_stack, tmp_path):
+    """decisions.jsonl: every decision round and hold in time order, each with its reason, and
+    each plan's submission after the decision that made it, so summary.json's counts can be
+    traced to the decisions behind them."""
+    run = sim_stack("met")
+    run.run(until=600)
+    summary = write_report(run, tmp_path, "met")
+    log = [json.loads(line) for line in (tmp_path / "decisions.jsonl").read_text().splitlines()]
+    assert [r["t_s"] for r in log] == sorted(r["t_s"] for r in log)
+    decided = [r for r in log if r["event"] == "decision"]
+    held = [r for r in log if r["event"] == "hold"]
+    assert len(decided) == len(run.recorder.decisions) and decided
+    assert len(held) == sum(summary["holds"].values())
+    assert all(r["reason"] for r in decided + held)
+    submitted = [r for r in log if r["event"] == "plan_submitted"]
+    assert len(submitted) == summary["plans"]["submitted"] >= 1
+    for s in submitted:
+        made = [r for r in decided if r["plan_id"] == s["plan_id"]]
+        assert made and made[0]["t_s"] <= s["t_s"] and sum(made[0]["actions"].values()) > 0
+    planned: dict[str, int] = {}
+    for r in decided:
+        if r["plan_id"] is not None:
+            for k, v in r["actions"].items():
+                planned[k] = planned.get(k, 0) + v
+    assert planned == summary["planned_actions"]
+
+
 def test_a_slow_tenant_counts_although_fast_writes_pull_the_mean_under_the_slo():
     # two tenants: W does 10,000 ops/s at 2 ms, C 100 ops/s at 120 ms: the mean over all
     # operations is ~3 ms (no aggregate violation) but C is over 50 ms in every window
