@@ -364,16 +364,16 @@ def decision_log(recorder: Any) -> list[dict[str, Any]]:
     its actions by kind and its reason, the figures `metctl explain` gives), every hold (its
     cause and words) and each plan's submission and end. The daemon logs the same as it goes;
     a simulated run keeps it so a figure in summary.json can be traced to the decision behind it."""
-    rows: list[tuple[float, int, dict[str, Any]]] = []
-    for d in recorder.decisions:
-        rows.append((d.t, 0, {"t_s": d.t, "event": "decision", "plan_id": d.plan_id,
-                              "nodes": d.current, "target": d.target,
-                              "actions": dict(sorted(d.kinds.items())), "reason": d.reason}))
-    for t, cause, words in recorder.holds:
-        rows.append((t, 0, {"t_s": t, "event": "hold", "cause": cause, "reason": words}))
-    for t, event, plan_id in recorder.plan_events:
-        rows.append((t, 1, {"t_s": t, "event": f"plan_{event}", "plan_id": plan_id}))
-    return [r for _, _, r in sorted(rows, key=lambda r: (r[0], r[1]))]
+    rows: list[dict[str, Any]] = [
+        {"t_s": d.t, "event": "decision", "plan_id": d.plan_id, "nodes": d.current,
+         "target": d.target, "actions": dict(sorted(d.kinds.items())), "reason": d.reason}
+        for d in recorder.decisions]
+    rows += [{"t_s": t, "event": "hold", "cause": cause, "reason": words}
+             for t, cause, words in recorder.holds]
+    rows += [{"t_s": t, "event": f"plan_{event}", "plan_id": plan_id}
+             for t, event, plan_id in recorder.plan_events]
+    # at one time, a plan's submission or end after the decision that made it (a stable sort)
+    return sorted(rows, key=lambda r: (r["t_s"], r["event"].startswith("plan_")))
 
 
 def write_report(run: Any, out: Path, policy: str, *, seed: int | None = None,
