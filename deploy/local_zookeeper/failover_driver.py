@@ -110,9 +110,13 @@ def main() -> int:
                 if not applied:
                     conn.execute("insert into effects values (?,?,?)", (action, me, time.time()))
                 time.sleep(a.action_s / 2)
+                # One transaction: a reader that sees the action done also sees its interval
+                # closed (two autocommits let the invariant check read an open interval, CI).
+                conn.execute("begin immediate")
                 conn.execute("insert into journal values (?,?,?,?)",
                              (action, "done", me, time.time()))
                 conn.execute("update intervals set end_wall=? where id=?", (time.time(), interval))
+                conn.execute("commit")
         except NotLeader:
             continue
         if action == a.pause_after:
