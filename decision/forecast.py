@@ -13,6 +13,13 @@ demand. The callers size a scale-out for the larger of now and the forecast, and
 for the largest of now, the forecast and the recent peak: a forecast can keep nodes or add
 them, never remove them by itself.
 
+A forecast knows its own record (`skill`): the rise it adds is scaled by how far the rises it
+forecast from the recent samples, judged a short horizon ahead, came true (the least-squares
+factor of the rises that came on the rises forecast, after Mincer and Zarnowitz's regression
+of outcomes on forecasts, NBER 1969; within [0, 1]). On a steady load the slope is noise and
+its rises do not come (the factor falls towards 0); on a ramp they do (towards 1); on a cycle
+it overshoots, in between.
+
 Pure: values in, values out; the decision memory keeps the recent samples.
 """
 from __future__ import annotations
@@ -31,6 +38,8 @@ class Forecast:
     ahead: float
     horizon_s: float
     slope: float  # node-loads per second, the least-squares line of the recent demand
+    skill: float = 1.0  # the share of the slope's rise followed (its record, `skill`)
+    judged: int = 0  # past forecasts that record rests on
 
 
 @dataclass(frozen=True)
@@ -39,7 +48,7 @@ class Recent:
 
     samples: tuple[tuple[float, float], ...] = ()
 
-    def add(self, at: float, demand: float, window_s: float, keep: int = 64) -> Recent:
+    def add(self, at: float, demand: float, window_s: float, keep: int = 128) -> Recent:
         """With one more sample; older than `window_s` before `at`, later than `at` (a clock
         that stepped back) or beyond the last `keep`, dropped."""
         if not np.isfinite(demand) or demand < 0:
@@ -71,9 +80,11 @@ class Recent:
 
 
 def forecast(recent: Recent, demand_now: float, horizon_s: float, *, window_s: float,
-             max_growth: float, persistence_s: float) -> Forecast:
+             max_growth: float, persistence_s: float, skill: float = 1.0,
+             judged: int = 0) -> Forecast:
     """Demand `horizon_s` ahead along the damped slope of the last `window_s` of `recent`
-    (which should end with the sample of now), within [0, demand_now x (1 + max_growth)]."""
+    (which should end with the sample of now), its rise scaled by `skill`, within
+    [0, demand_now x (1 + max_growth)]."""
     now = recent.samples[-1][0] if recent.samples else 0.0
     slope = recent.slope(since=now - window_s)
     latter = now - window_s / 2
@@ -84,9 +95,50 @@ def forecast(recent: Recent, demand_now: float, horizon_s: float, *, window_s: f
         slope = min(slope, max(recent.slope(since=latter), 0.0))
     h = max(horizon_s, 0.0)
     reach = persistence_s * (1.0 - math.exp(-h / persistence_s)) if persistence_s > 0 else h
-    ahead = demand_now + slope * reach
+    ahead = demand_now + skill * slope * reach
     ahead = min(max(ahead, 0.0), demand_now * (1.0 + max_growth))
-    return Forecast(now=demand_now, ahead=ahead, horizon_s=horizon_s, slope=slope)
+    return Forecast(now=demand_now, ahead=ahead, horizon_s=horizon_s, slope=slope, skill=skill,
+                    judged=judged)
 
 
-__all__ = ["Forecast", "Recent", "forecast"]
+MIN_JUDGED = 0.05  # node-loads: below it a relative rise is noise over nearly nothing
+
+
+def _level_at(samples: tuple[tuple[float, float], ...], at: float) -> float:
+    """The demand at `at`, linear between the samples around it (the samples span it)."""
+    times = [t for t, _ in samples]
+    return float(np.interp(at, times, [d for _, d in samples]))
+
+
+def skill(recent: Recent, horizon_s: float, *, window_s: float, max_growth: float,
+          persistence_s: float, since: float, prior_rise: float) -> tuple[float, int]:
+    """How far the forecast's rises came true, and how many forecasts that rests on.
+
+    Every sample of `recent` taken at or after `since` and at least `horizon_s` before the last
+    is a forecast judged: what `forecast` said from the samples up to it (f, its rise over the
+    demand then, relative) against the demand that came `horizon_s` later (a, relative). The
+    factor is the least-squares slope of a on f through the origin, (sum f a + p^2) / (sum f^2
+    + p^2), within [0, 1]: p, `prior_rise`, weighs in one forecast of that rise that came true
+    in full, so that a few judged forecasts cannot silence the slope and none leaves it whole.
+    Relative rises weigh a small cluster's forecasts as a large one's."""
+    samples = recent.samples
+    if len(samples) < 2 or horizon_s <= 0:
+        return 1.0, 0
+    last = samples[-1][0]
+    fa = ff = 0.0
+    judged = 0
+    for i, (t, d) in enumerate(samples):
+        if t < since or d < MIN_JUDGED or t + horizon_s > last:
+            continue
+        said = forecast(Recent(samples[:i + 1]), d, horizon_s, window_s=window_s,
+                        max_growth=max_growth, persistence_s=persistence_s)
+        f = (said.ahead - d) / d
+        a = (_level_at(samples, t + horizon_s) - d) / d
+        fa, ff, judged = fa + f * a, ff + f * f, judged + 1
+    p2 = prior_rise * prior_rise
+    if ff + p2 <= 0:
+        return 1.0, judged
+    return min(max((fa + p2) / (ff + p2), 0.0), 1.0), judged
+
+
+__all__ = ["Forecast", "Recent", "forecast", "skill"]

@@ -309,6 +309,28 @@ class PolicyConfig(BaseModel):
     forecast_max_growth: float = Field(
         1.0, ge=0, allow_inf_nan=False, description="The forecast over the lead time is at "
         "most this fraction above today's demand (a slope is not followed to infinity).")
+    forecast_skill: bool = Field(
+        True, description="With size_from_demand: the forecast's rise is scaled by how far "
+        "the rises it forecast over the last forecast_skill_window_s came true "
+        "(decision/forecast.py, skill): a slope drawn by noise on a steady load adds nothing "
+        "once its forecasts have been judged, a ramp's is followed in full.")
+    forecast_skill_window_s: float = Field(
+        1200.0, gt=0, allow_inf_nan=False, description="Forecasts made this long before the "
+        "last of them came due are judged (assumption: the last twenty minutes say how the "
+        "demand moves now).")
+    forecast_skill_horizon_s: float | None = Field(
+        90.0, gt=0, allow_inf_nan=False, description="The forecasts are judged this far "
+        "ahead, or over the horizon they are made for when that is shorter (null: that "
+        "horizon, the scale-out lead time). A ramp's forecasts come true within it and win "
+        "the trend back soon after the ramp begins; judged over a lead time (~400 s) the "
+        "first ones come due when the ramp is half over. Three decisions of 30 s: chosen "
+        "among null, 150 and 90 on the open-loop scenarios (docs/policy.md, 'A forecast that "
+        "knows its record').")
+    forecast_skill_prior: float = Field(
+        0.25, ge=0, allow_inf_nan=False, description="The judged record starts as one "
+        "forecast of this relative rise that came true in full (assumption: a 25 % rise, "
+        "about two forecasts of the size a steady load's noise draws), so a few judged "
+        "forecasts neither silence the slope nor leave it whole.")
     capacity_half_life_s: float = Field(
         3600.0, gt=0, allow_inf_nan=False, description="Half-life of what the nodes taught "
         "about their capacity (cost per request class): the mix and the software change "

@@ -27,7 +27,7 @@ import numpy as np
 
 from decision.capacity import Sample, capacity, learn_all
 from decision.demand import Demands, demands, queues_seen
-from decision.forecast import forecast
+from decision.forecast import forecast, skill
 from decision.lead_time import LeadTime
 from decision.rules.demand_memory import DemandMemory
 from decision.rules.diagnose import latency_slo
@@ -133,15 +133,22 @@ class Measure(Rule):
         u_max = cap.max_utilisation if cap is not None else policy.max_utilisation
         lead_time = mem.lead or LeadTime(policy.scale_out_lead_s)
         lead = lead_time.seconds
+        # the forecasts judged need their own trend window and a horizon after them
+        judging = (policy.forecast_skill_window_s + policy.trend_window_s + 60.0
+                   if policy.forecast_skill else 0.0)
         recent = mem.recent.add(now, d.total, max(2 * policy.scale_in_window_s,
-                                                  policy.trend_window_s, lead + 60.0))
+                                                  policy.trend_window_s, lead + 60.0 + judging))
         # sized for the demand when the nodes arrive and until the next decision can add more
         horizon = lead + 2 * max(recent.gap(), 30.0)
-        ahead = forecast(recent, d.total, horizon, window_s=policy.trend_window_s,
-                         max_growth=policy.forecast_max_growth,
-                         persistence_s=policy.trend_persistence_s)
+        trend = dict(window_s=policy.trend_window_s, max_growth=policy.forecast_max_growth,
+                     persistence_s=policy.trend_persistence_s)
         short = tuple(n.node for n in d.nodes if n.queued or (
             slo is not None and n.latency_ms is not None and n.latency_ms > slo))
+        judged_s = min(horizon, policy.forecast_skill_horizon_s or horizon)
+        record = skill(recent, judged_s, since=now - judged_s - policy.forecast_skill_window_s,
+                       prior_rise=policy.forecast_skill_prior, **trend) \
+            if policy.forecast_skill else (1.0, 0)
+        ahead = forecast(recent, d.total, horizon, skill=record[0], judged=record[1], **trend)
         slow = tuple(n.node for n in d.nodes if slo is not None and n.latency_ms is not None
                      and n.latency_ms > slo * policy.scale_in_latency_fraction)
         mem = _rise(replace(mem, capacity=learned, recent=recent), policy, now, lead)

@@ -59,8 +59,10 @@ class DemandView:
         cap = (self.capacity.words(self.profile) if self.capacity is not None else
                f"a {self.profile} node runs up to {self.u_max:.0%} CPU (capacity not learned yet)")
         margin = f" less {self.headroom:.0%} headroom" if self.headroom > 0 else ""
+        record = (f"; its trend followed x{f.skill:.2f}, as far as the rises of its last "
+                  f"{f.judged} forecasts came true" if f.judged else "")
         return (f"demand {f.now:.2f} node-loads{asked}, {f.ahead:.2f} forecast in "
-                f"{f.horizon_s:.0f} s ({self.lead.words()}), peak {self.peak:.2f} over the "
+                f"{f.horizon_s:.0f} s ({self.lead.words()}{record}), peak {self.peak:.2f} over the "
                 f"scale-in window; {cap}{margin}")
 
 

@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from decision.forecast import Recent, forecast
+import numpy as np
+
+from decision.forecast import Recent, forecast, skill
 
 ARGS = {"window_s": 300.0, "max_growth": 1.0, "persistence_s": 1e9}  # undamped unless said
 
@@ -94,3 +96,55 @@ def test_recent_keeps_the_window_its_peak_and_its_pace():
     assert Recent().peak() == 0.0 and Recent().gap() == 0.0
     # a clock that stepped back keeps only what is not after the new sample
     assert [t for t, _ in r.add(150.0, 2.0, window_s=250.0).samples] == [100.0, 150.0]
+
+
+JUDGE = {"window_s": 150.0, "max_growth": 1.0, "persistence_s": 1800.0}
+
+
+def held_noise(level: float, n: int, seed: int, every: int = 2, share: float = 0.05):
+    """`level` x lognormal noise drawn every `every` samples and held between draws (the
+    scenarios' noise: 5 % draws held for 60 s, sampled every 30 s)."""
+    draws = np.random.default_rng(seed).lognormal(0.0, share, n // every + 1)
+    return [(30.0 * i, level * float(draws[i // every])) for i in range(n)]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_steady_loads_noise_slopes_are_judged_and_no_longer_followed(seed):
+    series = held_noise(6.2, 70, seed)
+    r = recent(series)
+    factor, judged = skill(r, 480.0, since=series[-1][0] - 480.0 - 1200.0, prior_rise=0.25,
+                           **JUDGE)
+    assert judged >= 30
+    assert factor < 0.5  # the rises it drew did not come
+    followed = forecast(r, series[-1][1], 480.0, skill=factor, **JUDGE)
+    raw = forecast(r, series[-1][1], 480.0, **JUDGE)
+    assert abs(followed.ahead - followed.now) <= abs(raw.ahead - raw.now) * 0.5 + 1e-9
+
+
+def test_a_ramps_rises_come_true_and_are_followed_in_full():
+    ramp = [(30.0 * i, 2.0 + 0.1 * i) for i in range(70)]
+    factor, judged = skill(recent(ramp), 480.0, since=ramp[-1][0] - 1680.0, prior_rise=0.25,
+                           **JUDGE)
+    assert judged >= 30 and factor > 0.95
+
+
+def test_a_ramp_after_a_steady_hour_wins_its_forecasts_back_once_they_come_due():
+    steady = held_noise(4.0, 60, 3)
+    ramp = steady + [(1800.0 + 30 * i, steady[-1][1] * (1 + 0.05 * i)) for i in range(1, 30)]
+    r = recent(ramp)
+    early, _ = skill(Recent(r.samples[:64]), 480.0, since=0.0, prior_rise=0.25, **JUDGE)
+    late, _ = skill(r, 480.0, since=ramp[-1][0] - 1680.0, prior_rise=0.25, **JUDGE)
+    assert late > early and late > 0.8
+
+
+def test_with_nothing_judged_the_slope_is_followed_whole():
+    assert skill(recent([(0.0, 1.0), (30.0, 2.0), (60.0, 3.0)]), 480.0, since=0.0,
+                 prior_rise=0.25, **JUDGE) == (1.0, 0)
+
+
+@given(st.lists(st.floats(0, 1e4), min_size=1, max_size=60), st.floats(0, 1800),
+       st.floats(0, 2))
+def test_the_record_is_a_share_of_the_slope(demands, horizon, prior):
+    r = recent([(30.0 * i, d) for i, d in enumerate(demands)])
+    factor, judged = skill(r, horizon, since=0.0, prior_rise=prior, **JUDGE)
+    assert 0.0 <= factor <= 1.0 and 0 <= judged <= len(demands)

@@ -3,9 +3,11 @@ the time a request takes on an idle node, from which the utilisation a node may 
 (u_max) follows."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from decision.rules.measure import Measure
+from decision.rules.memory import with_rules_memory
 from tests.fixtures.rules import DONE, SIZED, context, watched
 from tests.fixtures.snapshots import later, queued_snapshot
 
@@ -42,3 +44,26 @@ def test_a_node_slower_than_the_slo_allows_but_within_it_still_teaches():
     assert view is not None and view.capacity is not None
     assert view.capacity.service_ms == pytest.approx(15.0)
     assert view.u_max == SIZED.min_utilisation
+
+
+def _steady_then(policy, last_cpu: float):
+    """Measure's view after 30 minutes of a steady load whose CPU wanders 5 % in draws held for
+    a minute (decided every 30 s), then a sample at `last_cpu`."""
+    draws = 0.6 * np.random.default_rng(7).lognormal(0.0, 0.05, 31)
+    memory = DONE
+    for i in range(60):
+        snap = later(queued_snapshot([float(draws[i // 2])] * 4), 30.0 * i - 1800.0)
+        memory = with_rules_memory(memory, context(snap, policy, memory,
+                                                   observers=(Measure(),)).memory, memory.step)
+    return context(queued_snapshot([last_cpu] * 4), policy, memory, observers=(Measure(),)).view
+
+
+def test_a_steady_loads_noise_rise_is_not_followed_once_its_forecasts_were_judged():
+    # two draws up at the end draw a slope; followed over a lead time it is a node or more
+    whole = _steady_then(SIZED.model_copy(update={"forecast_skill": False}), 0.68)
+    judged = _steady_then(SIZED, 0.68)
+    assert whole is not None and judged is not None
+    assert whole.forecast.ahead > whole.forecast.now * 1.05
+    assert judged.forecast.judged > 10 and judged.forecast.skill < 0.5
+    assert judged.forecast.ahead - judged.forecast.now < (whole.forecast.ahead - whole.forecast.now) / 2
+    assert "its trend followed x" in judged.words() and "trend followed" not in whole.words()
