@@ -142,13 +142,13 @@ class Measure(Rule):
         horizon = lead + 2 * max(recent.gap(), 30.0)
         trend = dict(window_s=policy.trend_window_s, max_growth=policy.forecast_max_growth,
                      persistence_s=policy.trend_persistence_s)
-        short = tuple(n.node for n in d.nodes if n.queued or (
-            slo is not None and n.latency_ms is not None and n.latency_ms > slo))
         judged_s = min(horizon, policy.forecast_skill_horizon_s or horizon)
         record = skill(recent, judged_s, since=now - judged_s - policy.forecast_skill_window_s,
                        prior_rise=policy.forecast_skill_prior, **trend) \
             if policy.forecast_skill else (1.0, 0)
         ahead = forecast(recent, d.total, horizon, skill=record[0], judged=record[1], **trend)
+        short = tuple(n.node for n in d.nodes if n.queued or (
+            slo is not None and n.latency_ms is not None and n.latency_ms > slo))
         slow = tuple(n.node for n in d.nodes if slo is not None and n.latency_ms is not None
                      and n.latency_ms > slo * policy.scale_in_latency_fraction)
         mem = _rise(replace(mem, capacity=learned, recent=recent), policy, now, lead)
