@@ -104,12 +104,6 @@ def forecast(recent: Recent, demand_now: float, horizon_s: float, *, window_s: f
 MIN_JUDGED = 0.05  # node-loads: below it a relative rise is noise over nearly nothing
 
 
-def _level_at(samples: tuple[tuple[float, float], ...], at: float) -> float:
-    """The demand at `at`, linear between the samples around it (the samples span it)."""
-    times = [t for t, _ in samples]
-    return float(np.interp(at, times, [d for _, d in samples]))
-
-
 def skill(recent: Recent, horizon_s: float, *, window_s: float, max_growth: float,
           persistence_s: float, since: float, prior_rise: float) -> tuple[float, int]:
     """How far the forecast's rises came true, and how many forecasts that rests on.
@@ -125,6 +119,8 @@ def skill(recent: Recent, horizon_s: float, *, window_s: float, max_growth: floa
     if len(samples) < 2 or horizon_s <= 0:
         return 1.0, 0
     last = samples[-1][0]
+    times = np.array([t for t, _ in samples])
+    levels = np.array([d for _, d in samples])
     fa = ff = 0.0
     judged = 0
     for i, (t, d) in enumerate(samples):
@@ -133,7 +129,7 @@ def skill(recent: Recent, horizon_s: float, *, window_s: float, max_growth: floa
         said = forecast(Recent(samples[:i + 1]), d, horizon_s, window_s=window_s,
                         max_growth=max_growth, persistence_s=persistence_s)
         f = (said.ahead - d) / d
-        a = (_level_at(samples, t + horizon_s) - d) / d
+        a = (float(np.interp(t + horizon_s, times, levels)) - d) / d  # linear between samples
         fa, ff, judged = fa + f * a, ff + f * f, judged + 1
     p2 = prior_rise * prior_rise
     if ff + p2 <= 0:

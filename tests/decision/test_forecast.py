@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-import numpy as np
 
 from decision.forecast import Recent, forecast, skill
 
