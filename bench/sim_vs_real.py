@@ -55,6 +55,7 @@ sys.path.insert(0, str(ROOT))
 
 from controller.config import load_config  # noqa: E402
 from controller.harness import build_run  # noqa: E402
+from bench.calibrate_hbase import quota_stops  # noqa: E402
 from controller.report import summarize  # noqa: E402
 from deploy.localproc.cgroups import PERIOD_US  # noqa: E402
 from simulator.capacity import SERVER_CPU_COSTS  # noqa: E402
@@ -67,10 +68,13 @@ RECORD_KB = 0.4  # the local YCSB tables: 4 fields of 100 bytes (deploy/local_hb
 def settings_for(calibration: dict[str, Any], period_ms: float | None = None) -> dict[str, Any]:
     """The simulator section a quota'd RegionServer calls for (calibrate_hbase.py's quota_node),
     with its quota's period: `period_ms` if given, else the report's, else the local cluster's
-    (a report written before calibrate_hbase.py recorded it ran under that one)."""
+    (a report written before calibrate_hbase.py recorded it ran under that one); its CPU at
+    light load and its periods' dispersion likewise the report's, else the local cluster's
+    (calibrate_hbase.quota_stops)."""
     node = calibration["quota_node"]
     sim = dict(node["simulator"])
-    quota = ({"cpu_quota_period_ms": PERIOD_US / 1000.0, "cpu_quota_run_share": min(node["cpu_cores"], 1.0)}
+    quota = ({"cpu_quota_period_ms": PERIOD_US / 1000.0, "cpu_quota_run_share": min(node["cpu_cores"], 1.0),
+              **quota_stops(node["cpu_cores"])}
              if node.get("cpu_cores") else {})
     hardware = {**quota, **sim.get("hardware", {})}
     if period_ms is not None:

@@ -175,7 +175,7 @@ def _station_waits(util_cpu: np.ndarray, util_disk: np.ndarray, cpu_per_request_
 
 def _closed_mix(sol: solver.ClosedSolution, Dq: np.ndarray, x: np.ndarray, visits: np.ndarray,
                 util_cpu: np.ndarray, util_disk: np.ndarray, s: StepInput, h: HardwareSettings,
-                c: CostSettings, k: int) -> solver.LatencyMix:
+                c: CostSettings, k: int, served_per_s: np.ndarray | None = None) -> solver.LatencyMix:
     """Closed classes' latency as a mixture over the nodes their requests reach, so that its
     mean is the MVA's response time: the MVA's mean wait at each node's CPU and disk (residence
     less demand) plus the rest of the response as an offset. The wait's shape follows the
@@ -202,7 +202,9 @@ def _closed_mix(sol: solver.ClosedSolution, Dq: np.ndarray, x: np.ndarray, visit
     p = np.where(w1 + w2 > 0, p, 0.0)
     zero = np.zeros(weight.shape)
     mix = solver.LatencyMix(weight, offset, zero, zero, p, w1 + w2, zero, zero, shape=shape)
-    return mix.under_quota(util_cpu, h.cpu_quota_period_ms, h.cpu_quota_run_share)
+    # requests each node answers a second (served_per_s: the open classes' too)
+    stopped = capacity.quota_stopped_share(util_cpu, weight.sum(axis=0) if served_per_s is None else served_per_s, h)
+    return mix.under_quota(util_cpu, h.cpu_quota_period_ms, h.cpu_quota_run_share, stopped)
 
 
 @dataclass(frozen=True)
@@ -289,13 +291,15 @@ def _mixed_result(state: NetworkState, s: StepInput, mix: WorkloadMix, c: CostSe
     with np.errstate(divide="ignore", invalid="ignore"):
         cpu_per_req = used[:, 0] / np.maximum(answered.sum(axis=0), 1e-12)
     p_cpu, w_cpu, p_disk, w_disk, miss = _station_waits(util_cpu, util_disk, cpu_per_req, s, h)
-    open_mix = _open_mix(s, op, fl, off, p_cpu, w_cpu, p_disk, w_disk, miss, util_cpu, h)
+    open_mix = _open_mix(s, op, fl, off, p_cpu, w_cpu, p_disk, w_disk, miss, util_cpu, h,
+                         answered.sum(axis=0) / dt)
     p99, slow = np.full(nw, np.nan), np.full(nw, np.nan)
     opened = open_mix.rows(s.open_loop)
     p99[s.open_loop], slow[s.open_loop] = opened.quantile_ms(), opened.share_over(s.slo_ms)
     closed = ~s.open_loop
     if (sol.x[closed] > 0).any():
-        closed_mix = _closed_mix(sol, Dq, np.where(closed, sol.x, 0.0), op.visits, util_cpu, util_disk, s, h, c, k)
+        closed_mix = _closed_mix(sol, Dq, np.where(closed, sol.x, 0.0), op.visits, util_cpu, util_disk, s, h, c, k,
+                                 answered.sum(axis=0) / dt)
         p99[closed], slow[closed] = _closed_p99(state, closed_mix.rows(closed), s.slo_ms)
     mean_open = np.nan_to_num(open_mix.mean_ms(), nan=0.0)
     latency = np.where(s.open_loop, mean_open, sol.response_ms)
@@ -333,7 +337,8 @@ def _col(v: np.ndarray) -> np.ndarray:
 
 def _open_mix(s: StepInput, op: _OpenParts, fl: solver.FluidStep, off: tuple[np.ndarray, ...],
               p_cpu: np.ndarray, w_cpu: np.ndarray, p_disk: np.ndarray, w_disk: np.ndarray,
-              miss: np.ndarray, util_cpu: np.ndarray, h: HardwareSettings) -> solver.LatencyMix:
+              miss: np.ndarray, util_cpu: np.ndarray, h: HardwareSettings,
+              served_per_s: np.ndarray) -> solver.LatencyMix:
     """Open classes' latency, measured from each request's arrival, as a mixture over the
     nodes that answered them and the regions that were offline (the last component): the
     delays and service times, the fluid backlog's wait (moving from its value at the step's
@@ -354,9 +359,13 @@ def _open_mix(s: StepInput, op: _OpenParts, fl: solver.FluidStep, off: tuple[np.
     with np.errstate(divide="ignore", invalid="ignore"):
         avg = np.where(op.visits.sum(axis=1) > 0, (op.visits * op.service_ms).sum(axis=1) / op.visits.sum(axis=1), 0.0)
     z = np.zeros((nw, 1))
+    # served_per_s: requests each node answers a second, closed classes' too (their wake-ups
+    # spend the same quota)
+    stopped = capacity.quota_stopped_share(util_cpu, served_per_s, h)
     return solver.LatencyMix(
         np.hstack([fl.served, _col(off[0])]), np.hstack([offset, _col(s.d.base_delay + avg)]),
         np.hstack([np.minimum(a, b), _col(off[2] * 1000.0)]), np.hstack([np.maximum(a, b), _col(off[3] * 1000.0)]),
         np.hstack([p1, z]), np.hstack([m1, z]), np.hstack([p2, z]), np.hstack([m2, z])
-    ).under_quota(np.append(util_cpu, 0.0), h.cpu_quota_period_ms, h.cpu_quota_run_share)
+    ).under_quota(np.append(util_cpu, 0.0), h.cpu_quota_period_ms, h.cpu_quota_run_share,
+                  None if stopped is None else np.append(stopped, 0.0))
 

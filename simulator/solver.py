@@ -237,6 +237,56 @@ def throttled_wait_survival(x: np.ndarray, wait_survival: Callable[[np.ndarray],
     return total
 
 
+def quota_asked(busy: np.ndarray, requests_per_s: np.ndarray, wakeup_ms: float, window_ms: float,
+                cores: float) -> np.ndarray:
+    """The share of its quota a node under a control-group quota asks for (may pass 1): its
+    utilisation (`busy`, its costs per request) plus its wake-ups, `wakeup_ms` of CPU each on
+    its `cores`, at λ / (1 + λ·window) a second for λ requests a second: a wake-up serves what
+    arrives within `window_ms` of it (a counter with a dead time; the local cluster's fit,
+    HardwareSettings.cpu_wakeup_ms). wakeup_ms 0: `busy` itself."""
+    busy = np.asarray(busy, dtype=float)
+    if wakeup_ms <= 0:
+        return busy
+    lam = np.maximum(np.asarray(requests_per_s, dtype=float), 0.0)
+    return busy + wakeup_ms * lam / (1.0 + lam * window_ms / 1000.0) / (1000.0 * cores)
+
+
+def quota_stopped_share(asked: np.ndarray, dispersion: float, run_share: float) -> np.ndarray:
+    """The share of the time a node under a control-group quota is stopped, σ, when it asks
+    `asked` of its quota on average: a period's demand D (in quotas) is gamma with that mean and
+    variance dispersion·mean, the quota runs out in the periods where D > 1, P(D > 1) =
+    Q(mean / dispersion, 1 / dispersion) (the regularised upper incomplete gamma function), and
+    each such period stops for the rest of it once the quota is spent, (1 − run_share) of it,
+    so σ = (1 − run_share)·P(D > 1). dispersion 0: D is its mean (stopped only above 1)."""
+    x = np.maximum(np.asarray(asked, dtype=float), 0.0)
+    if dispersion <= 0:
+        ran_out = (x > 1.0).astype(float)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ran_out = np.where(x > 0, gammaincc(np.maximum(x, 1e-300) / dispersion, 1.0 / dispersion), 0.0)
+    return (1.0 - run_share) * ran_out
+
+
+def _after_a_stop_survival(x: np.ndarray, wait_survival: Callable[[np.ndarray], np.ndarray], period_ms: float,
+                           run_share: float) -> np.ndarray:
+    """P(R + T0 > x) for a request that arrives while its node is stopped: it waits R, the rest
+    of the stop, uniform over [0, (1 − run_share)·period] (it arrives at a uniform time within
+    a stop of that length), then its wait T0 at a node whose period's quota is whole
+    (throttled_wait_survival at φ = 0). By the midpoint rule over R."""
+    s, P = run_share, period_ms
+    stop = (1.0 - s) * P
+    total = np.zeros(np.shape(x))
+    for j in range(STOP_POINTS):
+        left = x - (j + 0.5) / STOP_POINTS * stop
+        m = np.floor(np.maximum(left, 0.0) / P)
+        w = np.minimum((left - m * (1.0 - s) * P) / s, (m + 1.0) * P)
+        total = total + np.where(left < 0, 1.0, wait_survival(np.maximum(w, 0.0))) / STOP_POINTS
+    return total
+
+
+STOP_POINTS = 16  # quadrature points over the rest of a stop a request arrives in
+
+
 FLUID_POINTS = 4  # quadrature points over a fluid wait that moves within the step
 _GRID, _ROUNDS = 24, 3  # quantile search: points per round, rounds at most
 QUANTILE_TOLERANCE_MS = 0.1  # ... stopping once the bracket is this narrow (or 2e-3 of the value)
@@ -267,6 +317,10 @@ class LatencyMix:
     throttle_busy: np.ndarray | None = None
     period_ms: float = 0.0
     run_share: float = 1.0
+    # If given (with throttle_busy), the share of the time each component's node is stopped
+    # (quota_stopped_share): a request that arrives then waits the rest of the stop first
+    # (_after_a_stop_survival); the others wait as throttle_busy says.
+    stopped: np.ndarray | None = None
 
     def mean_ms(self) -> np.ndarray:
         """Mean latency per class; NaN where nothing was answered."""
@@ -301,19 +355,29 @@ class LatencyMix:
         if self.throttle_busy is not None and self.period_ms > 0:
             waits = throttled_wait_survival(x, wait_survival, self.throttle_busy[:, :, None, None],
                                             self.period_ms, self.run_share)
+            if self.stopped is not None:
+                sigma = self.stopped[:, :, None, None]
+                waits = (1.0 - sigma) * waits + sigma * _after_a_stop_survival(
+                    x, wait_survival, self.period_ms, self.run_share)
         else:
             waits = wait_survival(x)
         tail = np.where(t_ms[:, None, None, :] < shift, 1.0, waits)
         return (share * tail).sum(axis=(1, 2))
 
-    def under_quota(self, busy: np.ndarray, period_ms: float, run_share: float) -> "LatencyMix":
+    def under_quota(self, busy: np.ndarray, period_ms: float, run_share: float,
+                    stopped: np.ndarray | None = None) -> "LatencyMix":
         """The same mixture at nodes under a control-group CPU quota of `period_ms` (0: no
         quota, the mixture itself); busy: (components,) the share of its quota each
-        component's node uses."""
+        component's node uses; stopped: (components,) the share of the time each is stopped
+        (quota_stopped_share; None or all 0: requests never arrive into a stop)."""
         if period_ms <= 0:
             return self
-        return replace(self, throttle_busy=np.broadcast_to(np.asarray(busy, dtype=float)[None, :], self.weight.shape),
-                       period_ms=float(period_ms), run_share=float(run_share))
+        shape = self.weight.shape
+        sigma = None
+        if stopped is not None and np.any(np.asarray(stopped) > 0):
+            sigma = np.broadcast_to(np.asarray(stopped, dtype=float)[None, :], shape)
+        return replace(self, throttle_busy=np.broadcast_to(np.asarray(busy, dtype=float)[None, :], shape),
+                       period_ms=float(period_ms), run_share=float(run_share), stopped=sigma)
 
     def rows(self, keep: np.ndarray) -> "LatencyMix":
         """The mixture of the classes in `keep` only."""

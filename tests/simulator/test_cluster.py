@@ -511,3 +511,50 @@ def test_a_node_under_a_cpu_quota_keeps_its_mean_and_waits_whole_periods_in_its_
     assert p99_plain < 85.0 < p99_quota
     _, p99_light = _one_node_reads(1, quota)
     assert p99_light < 85.0
+
+
+# the local cluster's quota'd RegionServer as bench/calibrate_hbase.py writes it: one core at the
+# 0.15-core slice's capacity (costs over the quota), its 100-ms period, wake-ups and dispersion
+LOCAL_QUOTA = HardwareSettings(cores=1, cpu_quota_period_ms=100.0, cpu_quota_run_share=0.15,
+                               cpu_wakeup_ms=round(0.773 / 0.15, 4), cpu_wakeup_window_ms=5.6,
+                               cpu_quota_dispersion=0.026)
+
+
+def _one_node_at(target: float, hardware: HardwareSettings) -> tuple[float, float]:
+    """Ops/s and p99 (ms) of YCSB A at one node of quota'd costs, 20 clients held to `target`."""
+    from simulator.settings import CostSettings
+
+    costs = CostSettings(get_cpu_ms=0.92, rpc_cpu_ms=0.46, block_cpu_ms=0.23, put_cpu_ms=1.35)
+    sc = scenario_from_dict({"name": "quota", "duration_s": 60, "seed": 2, "initial_nodes": 1,
+                             "workloads": [{"name": "a", "ycsb": "A", "records": 20_000, "regions": 4,
+                                            "threads": 20, "target_ops": target, "hot_data_fraction": 1.0,
+                                            "hot_ops_fraction": 1.0}]}, "<s>")
+    cl = SimCluster(sc, SimulatorSettings(hardware=hardware, costs=costs))
+    cl.run_until(60)
+    rec = cl.recording()
+    return float(rec.ops[30:, 0].sum() / 30), float(np.nanmedian(rec.p99_wl_ms[30:, 0]))
+
+
+def test_a_quota_d_node_stops_from_half_its_rate_and_its_p99_is_then_a_stop():
+    """A quota'd node whose CPU at light load follows the local cluster's wake-ups spends its
+    whole quota long before it serves all it can: at 50-70 % of its saturated rate its p99 is
+    one stop's order (tens of ms, as the real RegionServer's 45-97 ms,
+    docs/scale-hbase-load-report.json); at 10 % it rarely stops and its p99 is a few ms. The
+    same node without the wake-ups and dispersion only stops near saturation."""
+    saturated, _ = _one_node_at(10_000.0, LOCAL_QUOTA)
+    old = LOCAL_QUOTA.model_copy(update={"cpu_wakeup_ms": 0.0, "cpu_quota_dispersion": 0.0})
+    for share in (0.5, 0.7):
+        ops, p99 = _one_node_at(share * saturated, LOCAL_QUOTA)
+        assert ops == pytest.approx(share * saturated, rel=0.02)
+        assert 40.0 < p99 < 100.0, share
+        assert _one_node_at(share * saturated, old)[1] < 10.0
+    ops, p99 = _one_node_at(0.1 * saturated, LOCAL_QUOTA)
+    assert p99 < 10.0
+
+
+def test_wake_ups_and_dispersion_leave_a_node_without_a_quota_as_it_was():
+    """The new terms live in the quota's model only: with no period (a node is a machine) a
+    node given them runs bit for bit as one without."""
+    plain = HardwareSettings(cores=1)
+    given = plain.model_copy(update={"cpu_wakeup_ms": 5.15, "cpu_wakeup_window_ms": 5.6, "cpu_quota_dispersion": 0.026})
+    assert _one_node_at(600.0, plain) == _one_node_at(600.0, given)

@@ -135,7 +135,9 @@ def _one_wait(p: float, mean_ms: float, **quota) -> solver.LatencyMix:
     one, zero = np.ones((1, 1)), np.zeros((1, 1))
     mix = solver.LatencyMix(one, zero, zero, zero, p * one, p * mean_ms * one, zero, zero)
     if quota:
-        mix = mix.under_quota(np.array([quota["busy"]]), quota["period_ms"], quota["run_share"])
+        stopped = quota.get("stopped")
+        mix = mix.under_quota(np.array([quota["busy"]]), quota["period_ms"], quota["run_share"],
+                              None if stopped is None else np.array([stopped]))
     return mix
 
 
@@ -184,3 +186,50 @@ def test_a_quota_reshapes_the_wait_without_adding_to_a_saturated_node_s_mean(mea
 def test_no_quota_period_leaves_the_mixture_as_it_is():
     plain = _one_wait(0.5, 10.0)
     assert plain.under_quota(np.array([1.0]), 0.0, 0.15) is plain
+
+
+def test_a_request_that_arrives_while_its_node_is_stopped_waits_the_stop_s_rest_as_sampling_says():
+    """A node under a quota is stopped σ of the time: a request that arrives then waits the rest
+    of the stop, uniform over (1 - run_share) period, and then its wait at a node whose quota
+    is whole (φ = 0); the others wait as before (solver.LatencyMix.under_quota's `stopped`),
+    checked against drawing arrivals into stops."""
+    period, share, busy, mean, sigma = 100.0, 0.15, 0.3, 3.0, 0.2
+    mix = _one_wait(0.8, mean, busy=busy, period_ms=period, run_share=share, stopped=sigma)
+    rng = np.random.default_rng(7)
+    n = 400_000
+    w = np.where(rng.random(n) < 0.8, rng.exponential(mean, n), 0.0)
+    into_stop = rng.random(n) < sigma
+    phi = np.where(into_stop, 0.0, busy * rng.random(n))
+    sample = share * w + np.floor(w / period + phi) * (1 - share) * period
+    sample = sample + into_stop * rng.random(n) * (1 - share) * period
+    assert abs(mix.quantile_ms()[0] / np.quantile(sample, 0.99) - 1) < 0.02
+    for t in (2.0, 20.0, 60.0):
+        assert abs(mix.share_over(t)[0] - (sample > t).mean()) < 0.005
+    # the p99 is in the stop (the even-speed wait's is a few ms) and at most one stop more than it
+    plain = _one_wait(0.8, mean).quantile_ms()[0]
+    assert plain < 20.0 < mix.quantile_ms()[0] <= plain + (1 - share) * period + 0.2
+
+
+def test_a_node_never_stopped_keeps_the_mixture_it_had():
+    """σ = 0 (or none given) is today's quota model, to the last bit."""
+    before = _one_wait(0.8, 14.0, busy=0.9, period_ms=100.0, run_share=0.15)
+    zero = _one_wait(0.8, 14.0, busy=0.9, period_ms=100.0, run_share=0.15, stopped=0.0)
+    grid = np.linspace(0.0, 200.0, 41)[None, :]
+    assert zero.stopped is None and np.array_equal(zero.survival(grid), before.survival(grid))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.floats(0.0, 3.0), st.floats(0.0, 3.0), st.floats(0.001, 1.0), st.floats(0.05, 1.0),
+       st.floats(0.0, 2000.0), st.floats(0.0, 2000.0))
+def test_the_share_of_time_stopped_is_a_share_and_grows_with_the_load(a, b, dispersion, share, lam1, lam2):
+    """σ lies in [0, 1 - run_share] and never falls as a node asks more of its quota; what it
+    asks never falls as it serves more requests (a wake-up serves more of them, but a second
+    has more wake-ups), and without wake-ups it is its utilisation."""
+    lo, hi = sorted((a, b))
+    sig = solver.quota_stopped_share(np.array([lo, hi]), dispersion, share)
+    assert np.all(sig >= 0.0) and np.all(sig <= 1.0 - share + 1e-12)
+    assert sig[0] <= sig[1] + 1e-12
+    few, many = sorted((lam1, lam2))
+    asked = solver.quota_asked(np.array([0.2, 0.2]), np.array([few, many]), 5.15, 5.6, 1)
+    assert asked[0] <= asked[1] + 1e-12
+    assert np.array_equal(solver.quota_asked(np.array([0.3]), np.array([many]), 0.0, 5.6, 1), np.array([0.3]))
