@@ -288,18 +288,18 @@ def _mixed_result(state: NetworkState, s: StepInput, mix: WorkloadMix, c: CostSe
     nw, k, dt = len(mix.names), len(s.serving), s.dt
     answered = x[:, None] * op.visits * dt
     answered[s.open_loop] = fl.served[s.open_loop]
+    served = answered.sum(axis=0)  # requests each node answers in the step, every class's
     with np.errstate(divide="ignore", invalid="ignore"):
-        cpu_per_req = used[:, 0] / np.maximum(answered.sum(axis=0), 1e-12)
+        cpu_per_req = used[:, 0] / np.maximum(served, 1e-12)
     p_cpu, w_cpu, p_disk, w_disk, miss = _station_waits(util_cpu, util_disk, cpu_per_req, s, h)
-    open_mix = _open_mix(s, op, fl, off, p_cpu, w_cpu, p_disk, w_disk, miss, util_cpu, h,
-                         answered.sum(axis=0) / dt)
+    open_mix = _open_mix(s, op, fl, off, p_cpu, w_cpu, p_disk, w_disk, miss, util_cpu, h, served / dt)
     p99, slow = np.full(nw, np.nan), np.full(nw, np.nan)
     opened = open_mix.rows(s.open_loop)
     p99[s.open_loop], slow[s.open_loop] = opened.quantile_ms(), opened.share_over(s.slo_ms)
     closed = ~s.open_loop
     if (sol.x[closed] > 0).any():
         closed_mix = _closed_mix(sol, Dq, np.where(closed, sol.x, 0.0), op.visits, util_cpu, util_disk, s, h, c, k,
-                                 answered.sum(axis=0) / dt)
+                                 served / dt)
         p99[closed], slow[closed] = _closed_p99(state, closed_mix.rows(closed), s.slo_ms)
     mean_open = np.nan_to_num(open_mix.mean_ms(), nan=0.0)
     latency = np.where(s.open_loop, mean_open, sol.response_ms)
