@@ -231,10 +231,16 @@ def throttled_wait_survival(x: np.ndarray, wait_survival: Callable[[np.ndarray],
     r = (np.arange(THROTTLE_POINTS) + 0.5) / THROTTLE_POINTS
     for rj, weight in zip(r, 2.0 * r / THROTTLE_POINTS):
         phi = busy * (1.0 - rj * rj)
-        m = np.floor((x + s * phi * P) / P)
-        w = np.minimum((x - m * (1.0 - s) * P) / s, (m + 1.0 - phi) * P)
-        total = total + weight * wait_survival(np.maximum(w, 0.0))
+        total = total + weight * wait_survival(_even_wait_reaching(x, phi, s, P))
     return total
+
+
+def _even_wait_reaching(x: np.ndarray, phi: np.ndarray | float, run_share: float, period_ms: float) -> np.ndarray:
+    """w*(x, φ): the even-speed wait W at which a request that finds the share φ of its node's
+    quota spent waits x under the quota (throttled_wait_survival), at least 0."""
+    s, P = run_share, period_ms
+    m = np.floor((x + s * phi * P) / P)
+    return np.maximum(np.minimum((x - m * (1.0 - s) * P) / s, (m + 1.0 - phi) * P), 0.0)
 
 
 def quota_asked(busy: np.ndarray, requests_per_s: np.ndarray, wakeup_ms: float, window_ms: float,
@@ -267,24 +273,22 @@ def quota_stopped_share(asked: np.ndarray, dispersion: float, run_share: float) 
     return (1.0 - run_share) * ran_out
 
 
+STOP_POINTS = 16  # quadrature points over the rest of a stop a request arrives in
+
+
 def _after_a_stop_survival(x: np.ndarray, wait_survival: Callable[[np.ndarray], np.ndarray], period_ms: float,
                            run_share: float) -> np.ndarray:
     """P(R + T0 > x) for a request that arrives while its node is stopped: it waits R, the rest
     of the stop, uniform over [0, (1 − run_share)·period] (it arrives at a uniform time within
     a stop of that length), then its wait T0 at a node whose period's quota is whole
     (throttled_wait_survival at φ = 0). By the midpoint rule over R."""
-    s, P = run_share, period_ms
-    stop = (1.0 - s) * P
+    stop = (1.0 - run_share) * period_ms
     total = np.zeros(np.shape(x))
     for j in range(STOP_POINTS):
         left = x - (j + 0.5) / STOP_POINTS * stop
-        m = np.floor(np.maximum(left, 0.0) / P)
-        w = np.minimum((left - m * (1.0 - s) * P) / s, (m + 1.0) * P)
-        total = total + np.where(left < 0, 1.0, wait_survival(np.maximum(w, 0.0))) / STOP_POINTS
+        after = wait_survival(_even_wait_reaching(np.maximum(left, 0.0), 0.0, run_share, period_ms))
+        total = total + np.where(left < 0, 1.0, after) / STOP_POINTS
     return total
-
-
-STOP_POINTS = 16  # quadrature points over the rest of a stop a request arrives in
 
 
 FLUID_POINTS = 4  # quadrature points over a fluid wait that moves within the step
