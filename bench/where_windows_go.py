@@ -4,7 +4,11 @@ Runs one scenario under one policy and lists every window some tenant missed: wh
 RegionServers served, and per missing tenant the share of its answers slower than the objective
 and the share of its requests that failed. Each missed window is put down to a region move
 when a region started opening elsewhere (a policy's move, the store's balancer, a split) within
-`--after-move-s` before the window ended, and the count of both kinds is printed.
+`--after-move-s` before the window ended, and the count of both kinds is printed. Each is also
+put down to what the policy was doing when the window ended (`policy_state`): a plan in flight
+that launches nodes (a scale-out, extensions included), one that drains them (a scale-in) or
+one that only moves or splits; or no plan, held, and then whether a scale-in ended within
+`--after-plan-s` before; the windows are counted by that too.
 
 `--warm-moves` is a what-if about the simulator, not a model of any HBase setting: every
 region that opens after the start does so with its caches as warm as if it had always been
@@ -38,6 +42,49 @@ from simulator.scenario import load_scenario, resolve_scenario_path  # noqa: E40
 REGION_OPENS = ("move", "balancer", "split")  # events after which a region opens elsewhere
 
 
+def plan_kinds(decisions) -> dict[str, str]:
+    """Each plan's kind from the decisions that made or extended it (controller.harness
+    DecisionRecord): `scale-out` when any launched nodes, `scale-in` when any drained or
+    terminated them, else `moves` (moves, splits, restarts)."""
+    kinds: dict[str, str] = {}
+    for d in decisions:
+        if d.plan_id is None:
+            continue
+        if d.kinds.get("launch"):
+            kinds[d.plan_id] = "scale-out"
+        elif d.kinds.get("drain") or d.kinds.get("terminate"):
+            kinds.setdefault(d.plan_id, "scale-in")
+        else:
+            kinds.setdefault(d.plan_id, "moves")
+    return kinds
+
+
+def policy_state(at: float, decisions, plan_events, holds, after_plan_s: float) -> str:
+    """What the policy was doing at `at`: "<kind> in flight" while a plan runs (submitted at or
+    before `at`, not ended by then); otherwise "held (<cause>)" by the last hold at or before
+    `at`, "after a scale-in" when a scale-in ended within `after_plan_s` before `at`, and
+    "before any decision" when none was made yet."""
+    kinds = plan_kinds(decisions)
+    running: dict[str, float] = {}
+    ended: list[tuple[float, str]] = []
+    for t, event, plan_id in plan_events:
+        if t > at or plan_id is None:
+            continue
+        if event == "submitted":
+            running[plan_id] = t
+        elif plan_id in running:
+            del running[plan_id]
+            ended.append((t, plan_id))
+    if running:
+        return f"{kinds.get(max(running, key=running.get), 'moves')} in flight"
+    if any(at - t <= after_plan_s and kinds.get(p) == "scale-in" for t, p in ended):
+        return "after a scale-in"
+    last = [cause for t, cause, _ in holds if t <= at]
+    if last:
+        return f"held ({last[-1]})"
+    return "before any decision" if not any(d.t <= at for d in decisions) else "held"
+
+
 def warm_moves() -> None:
     """The what-if: a region that opens after the start has warm caches at once."""
     opened = store.open_region
@@ -58,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--static", type=int, metavar="NODES", help="a static cluster of this size instead")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--after-move-s", type=float, default=60.0)
+    ap.add_argument("--after-plan-s", type=float, default=300.0,
+                    help="a window missed within this after a scale-in ended is put down to it")
     ap.add_argument("--warm-moves", action="store_true", help="the what-if (see above)")
     args = ap.parse_args(argv)
     logging.getLogger("metctl").setLevel(logging.ERROR)
@@ -87,14 +136,18 @@ def main(argv: list[str] | None = None) -> int:
     node_minutes = float(np.asarray(recording.vms).sum() * recording.tick_s / 60.0)
     after_move = 0
     lines = []
+    states: dict[str, int] = {}
+    rec = run.recorder
     for k in np.where(missed.any(axis=1))[0]:
         start, end = k * interval, (k + 1) * interval
         moved = bool(opens.size and ((opens >= end - args.after_move_s) & (opens < end)).any())
         after_move += moved
+        state = policy_state(end, rec.decisions, rec.plan_events, rec.holds, args.after_plan_s)
+        states[state] = states.get(state, 0) + 1
         who = " ".join(f"{w}: slow {slow[k, i]:.3f} failed {failed[k, i]:.4f}"
                        for i, w in enumerate(steps.workloads) if missed[k, i])
         lines.append(f"  {start:7.0f} s  {servers[k].min():.0f}-{servers[k].max():.0f} RS"
-                     f"{'  after a move' if moved else '              '}  {who}")
+                     f"{'  after a move' if moved else '              '}  {state:22s}  {who}")
     total = int(missed.any(axis=1).sum())
     what = f"static {args.static}" if args.static else (args.config or "the default met")
     print(f"{scenario.name} seed {args.seed}, {what}{', warm moves (what-if)' if args.warm_moves else ''}")
@@ -103,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{node_minutes:.0f} node-minutes")
     print(f"{total} of {n} windows missed by some tenant: {after_move} within "
           f"{args.after_move_s:g} s after a region started opening elsewhere, {total - after_move} not")
+    print("the policy meanwhile: " + ", ".join(
+        f"{state} {count}" for state, count in sorted(states.items(), key=lambda kv: -kv[1])))
     print("\n".join(lines))
     return 0
 
