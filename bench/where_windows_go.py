@@ -8,7 +8,10 @@ when a region started opening elsewhere (a policy's move, the store's balancer, 
 put down to what the policy was doing when the window ended (`policy_state`): a plan in flight
 that launches nodes (a scale-out, extensions included), one that drains them (a scale-in) or
 one that only moves or splits; or no plan, held, and then whether a scale-in ended within
-`--after-plan-s` before; the windows are counted by that too.
+`--after-plan-s` before; the windows are counted by that too. And each is set beside the
+oracle's size for its minute (the smallest cluster meeting that minute's load at steady state,
+controller/cost.py): a window missed with fewer RegionServers serving than that lacked nodes; one
+missed with as many or more lost it to where the load sat or to what the moves cost.
 
 `--warm-moves` is a what-if about the simulator, not a model of any HBase setting: every
 region that opens after the start does so with its caches as warm as if it had always been
@@ -33,6 +36,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from controller.config import load_config  # noqa: E402
+from controller.cost import oracle_per_minute  # noqa: E402
 from controller.harness import build_run  # noqa: E402
 from controller.scoring import (  # noqa: E402
     DEFAULT_MAX_FAILED, tenant_steps, window_attainment, window_verdicts)
@@ -134,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     opens = np.array(sorted(e.t for e in run.cluster.events if e.kind in REGION_OPENS))
     attainment = {w: v["attainment"] for w, v in window_attainment(steps, *objective).items()}
     node_minutes = float(np.asarray(recording.vms).sum() * recording.tick_s / 60.0)
-    after_move = 0
+    need = oracle_per_minute(scenario, run.cluster.settings)
+    after_move = short_of_nodes = 0
     lines = []
     states: dict[str, int] = {}
     rec = run.recorder
@@ -144,9 +149,14 @@ def main(argv: list[str] | None = None) -> int:
         after_move += moved
         state = policy_state(end, rec.decisions, rec.plan_events, rec.holds, args.after_plan_s)
         states[state] = states.get(state, 0) + 1
+        minute = min(int(start // 60), len(need) - 1)
+        needed = need[minute] if minute >= 0 else None
+        lacking = needed is not None and servers[k].min() < needed
+        short_of_nodes += lacking
         who = " ".join(f"{w}: slow {slow[k, i]:.3f} failed {failed[k, i]:.4f}"
                        for i, w in enumerate(steps.workloads) if missed[k, i])
         lines.append(f"  {start:7.0f} s  {servers[k].min():.0f}-{servers[k].max():.0f} RS"
+                     f" (needs {'?' if needed is None else needed:>2})"
                      f"{'  after a move' if moved else '              '}  {state:22s}  {who}")
     total = int(missed.any(axis=1).sum())
     what = f"static {args.static}" if args.static else (args.config or "the default met")
@@ -156,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{node_minutes:.0f} node-minutes")
     print(f"{total} of {n} windows missed by some tenant: {after_move} within "
           f"{args.after_move_s:g} s after a region started opening elsewhere, {total - after_move} not")
+    print(f"{short_of_nodes} with fewer RegionServers serving than the oracle's size for the "
+          f"minute, {total - short_of_nodes} with as many or more")
     print("the policy meanwhile: " + ", ".join(
         f"{state} {count}" for state, count in sorted(states.items(), key=lambda kv: -kv[1])))
     print("\n".join(lines))

@@ -1,6 +1,7 @@
 """bench/where_windows_go.py puts each missed window down to what the policy was doing then: a
 plan in flight (by what it does: launch, drain, move) or a hold (its cause), and a window soon
-after a scale-in to that scale-in."""
+after a scale-in to that scale-in; and beside the oracle's size for its minute, whether it
+lacked nodes."""
 from __future__ import annotations
 
 from bench.where_windows_go import main, plan_kinds, policy_state
@@ -47,7 +48,9 @@ def test_the_listing_counts_the_missed_windows_by_what_the_policy_did(capsys):
     assert main(["--scenario", "tenant-churn", "--seed", "1"]) == 0
     out = capsys.readouterr().out.splitlines()
     missed = int(out[2].split(" of ")[0])
-    counts = out[3].removeprefix("the policy meanwhile: ").split(", ")
+    lacking, enough = out[3].split(", ")
+    assert int(lacking.split()[0]) + int(enough.split()[0]) == missed
+    counts = out[4].removeprefix("the policy meanwhile: ").split(", ")
     assert sum(int(c.rsplit(" ", 1)[1]) for c in counts) == missed
     # the newcomer's ramp outruns a boot: most of what is lost is lost while nodes come
     assert counts[0].startswith("scale-out in flight")
