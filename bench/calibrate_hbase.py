@@ -69,15 +69,15 @@ WAKEUP_WINDOW_MS = 5.6
 # (simulator hardware.cpu_quota_dispersion), and how long a period that runs out stops per
 # quota it asks beyond its quota (cpu_quota_stop_per_excess, κ: min(0.85, κ·(D − 1)) of the
 # period): fitted together (least squares) to both cpu.stat shares, the periods the quota ran
-# out in (nr_throttled / nr_periods) and the time stopped (throttled_time / wall, times a
-# factor for the CPUs cgroup v1 sums it over, fitted with them: 1.14), 40 points at 10-95 % of
-# the saturated rate at one and four RegionServers (the three load reports above and
-# docs/scale-hbase-load-report.json), each at the share the simulated node asks there: 0.0276
-# and 1.97, rms error 0.084 of the periods' share and 0.135 of the time stopped (0.25 with
-# every stop its period's whole rest, the dispersion 0.026 fitted to the periods alone); one RegionServer's points alone give 0.023 and 2.95, four's 0.025 and
-# 2.39 (docs/evaluation.md, "The quota's stops by their length").
-QUOTA_DISPERSION = 0.0276
-QUOTA_STOP_PER_EXCESS = 1.97
+# out in (nr_throttled / nr_periods) and the time stopped (throttled_time / wall, taken as the
+# wall-clock time stopped), 40 points at 10-95 % of the saturated rate at one and four
+# RegionServers (the three load reports above and docs/scale-hbase-load-report.json), each at
+# the share the simulated node asks there: 0.024 and 2.63, rms error 0.084 of the periods'
+# share and 0.140 of the time stopped (0.202 with every stop its period's whole rest, the
+# dispersion 0.026 fitted to the periods alone); one RegionServer's points alone give 0.020
+# and 5.04, four's 0.029 and 1.54 (docs/evaluation.md, "The quota's stops by their length").
+QUOTA_DISPERSION = 0.024
+QUOTA_STOP_PER_EXCESS = 2.63
 
 # What each workload measures: the operation type YCSB reports and the setting it checks.
 OPERATIONS = {"C": ("READ", "get_cpu_ms"), "B": ("UPDATE", "put_cpu_ms"), "E": ("SCAN", "scan_row_cpu_ms")}

@@ -42,7 +42,7 @@ def test_the_calibration_file_it_writes_is_one_a_config_loads(tmp_path):
         # cost, and its periods' dispersion and stops' length as fitted to cpu.stat there
         assert (sim.hardware.cpu_wakeup_ms, sim.hardware.cpu_wakeup_window_ms, sim.hardware.cpu_quota_dispersion,
                 sim.hardware.cpu_quota_stop_per_excess) == (
-            (round(0.773 / 0.5, 4), 5.6, 0.0276, 1.97) if name == "quota" else (0.0, 0.0, 0.0, 0.0)), name
+            (round(0.773 / 0.5, 4), 5.6, 0.024, 2.63) if name == "quota" else (0.0, 0.0, 0.0, 0.0)), name
 
 
 def test_the_calibration_file_carries_the_cost_growth_a_scale_report_measured(tmp_path):

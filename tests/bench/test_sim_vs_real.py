@@ -128,7 +128,7 @@ def test_the_quota_s_period_is_the_calibration_s_else_the_local_cluster_s_unless
     # wake-up over the quota)
     assert sim["hardware"] == {"cores": 1, "cpu_quota_period_ms": 100.0, "cpu_quota_run_share": 0.15,
                                "cpu_wakeup_ms": round(0.773 / 0.15, 4), "cpu_wakeup_window_ms": 5.6,
-                               "cpu_quota_dispersion": 0.0276, "cpu_quota_stop_per_excess": 1.97}
+                               "cpu_quota_dispersion": 0.024, "cpu_quota_stop_per_excess": 2.63}
     assert sim_vs_real.settings_for(old, 10.0)["hardware"]["cpu_quota_period_ms"] == 10.0
     assert "cpu_quota_period_ms" not in old["quota_node"]["simulator"]["hardware"]  # the report untouched
     recorded = {"quota_node": {"cpu_cores": 0.3, "simulator": {"hardware": {"cpu_quota_period_ms": 50.0,
