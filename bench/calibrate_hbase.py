@@ -66,12 +66,18 @@ from deploy.localproc.process import cpu_s  # noqa: E402
 WAKEUP_CPU_MS = 0.773
 WAKEUP_WINDOW_MS = 5.6
 # The variance over the mean of the CPU a RegionServer asks in one 100-ms period, in quotas
-# (simulator hardware.cpu_quota_dispersion): fitted (least squares) to the share of periods
-# cpu.stat says the quota ran out in, 40 points at 10-95 % of the saturated rate at one and four
-# RegionServers (the three load reports above and docs/scale-hbase-load-report.json); 0.027 to
-# one RegionServer's points alone, 0.025 to four's (rms error of the share 0.12) (docs/evaluation.md, "The quota's stops below
-# saturation").
-QUOTA_DISPERSION = 0.026
+# (simulator hardware.cpu_quota_dispersion), and how long a period that runs out stops per
+# quota it asks beyond its quota (cpu_quota_stop_per_excess, κ: min(0.85, κ·(D − 1)) of the
+# period): fitted together (least squares) to both cpu.stat shares, the periods the quota ran
+# out in (nr_throttled / nr_periods) and the time stopped (throttled_time / wall, taken as the
+# wall-clock time stopped), 40 points at 10-95 % of the saturated rate at one and four
+# RegionServers (the three load reports above and docs/scale-hbase-load-report.json), each at
+# the share the simulated node asks there: 0.024 and 2.63, rms error 0.084 of the periods'
+# share and 0.140 of the time stopped (0.202 with every stop its period's whole rest, the
+# dispersion 0.026 fitted to the periods alone); one RegionServer's points alone give 0.020
+# and 5.04, four's 0.029 and 1.54 (docs/evaluation.md, "The quota's stops by their length").
+QUOTA_DISPERSION = 0.024
+QUOTA_STOP_PER_EXCESS = 2.63
 
 # What each workload measures: the operation type YCSB reports and the setting it checks.
 OPERATIONS = {"C": ("READ", "get_cpu_ms"), "B": ("UPDATE", "put_cpu_ms"), "E": ("SCAN", "scan_row_cpu_ms")}
@@ -121,10 +127,11 @@ def measure(cluster, rs_pids: list[int], workload: str, *, records: int, threads
 
 
 def quota_stops(cores: float) -> dict[str, float]:
-    """The hardware settings of a quota'd node's CPU at light load and its periods' dispersion
-    (WAKEUP_CPU_MS, over the quota as every cost; WAKEUP_WINDOW_MS; QUOTA_DISPERSION)."""
+    """The hardware settings of a quota'd node's CPU at light load, its periods' dispersion and
+    its stops' length (WAKEUP_CPU_MS, over the quota as every cost; WAKEUP_WINDOW_MS;
+    QUOTA_DISPERSION; QUOTA_STOP_PER_EXCESS)."""
     return {"cpu_wakeup_ms": round(WAKEUP_CPU_MS / cores, 4), "cpu_wakeup_window_ms": WAKEUP_WINDOW_MS,
-            "cpu_quota_dispersion": QUOTA_DISPERSION}
+            "cpu_quota_dispersion": QUOTA_DISPERSION, "cpu_quota_stop_per_excess": QUOTA_STOP_PER_EXCESS}
 
 
 def quota_node(cores: float, *, get_ms: float, put_ms: float, row_ms: float, client_ms: float,

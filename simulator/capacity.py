@@ -107,16 +107,21 @@ def miss_disk_ms(block_kb: np.ndarray, h: HardwareSettings) -> np.ndarray:
     return h.disk_random_read_ms + block_kb / 1024.0 / h.disk_seq_mb_s * 1000.0
 
 
-def quota_stopped_share(busy: np.ndarray, requests_per_s: np.ndarray, h: HardwareSettings) -> np.ndarray | None:
+def quota_stops(busy: np.ndarray, requests_per_s: np.ndarray,
+                h: HardwareSettings) -> tuple[np.ndarray, np.ndarray | None] | None:
     """The share of the time each node under a control-group CPU quota is stopped (a request
-    arriving then waits the stop's rest): from the share of its quota it asks, its utilisation
-    plus its wake-ups (solver.quota_asked), and the dispersion of a period's demand
-    (solver.quota_stopped_share). None where the model has no such stops: no quota, or neither
-    wake-ups nor dispersion (a node at most fully used then never stops that way)."""
+    arriving then waits the stop's rest) and what rest of a stop such a request waits: from
+    the share of its quota it asks, its utilisation plus its wake-ups (solver.quota_asked),
+    the dispersion of a period's demand and a stop's length per demand over the quota
+    (solver.quota_stopped_share, solver.quota_stop_rest: None, a uniform rest of a whole
+    stop, without cpu_quota_stop_per_excess). None where the model has no such stops: no
+    quota, or neither wake-ups nor dispersion (a node at most fully used then never stops
+    that way)."""
     if h.cpu_quota_period_ms <= 0 or (h.cpu_wakeup_ms <= 0 and h.cpu_quota_dispersion <= 0):
         return None
     asked = solver.quota_asked(busy, requests_per_s, h.cpu_wakeup_ms, h.cpu_wakeup_window_ms, h.cores)
-    return solver.quota_stopped_share(asked, h.cpu_quota_dispersion, h.cpu_quota_run_share)
+    args = (h.cpu_quota_dispersion, h.cpu_quota_run_share, h.cpu_quota_stop_per_excess)
+    return solver.quota_stopped_share(asked, *args), solver.quota_stop_rest(asked, *args)
 
 
 def put_disk_ms(size_mb: np.ndarray, flush_mb: np.ndarray, c: CostSettings, h: HardwareSettings) -> np.ndarray:

@@ -203,8 +203,8 @@ def _closed_mix(sol: solver.ClosedSolution, Dq: np.ndarray, x: np.ndarray, visit
     zero = np.zeros(weight.shape)
     mix = solver.LatencyMix(weight, offset, zero, zero, p, w1 + w2, zero, zero, shape=shape)
     # requests each node answers a second (served_per_s: the open classes' too)
-    stopped = capacity.quota_stopped_share(util_cpu, weight.sum(axis=0) if served_per_s is None else served_per_s, h)
-    return mix.under_quota(util_cpu, h.cpu_quota_period_ms, h.cpu_quota_run_share, stopped)
+    stops = capacity.quota_stops(util_cpu, weight.sum(axis=0) if served_per_s is None else served_per_s, h)
+    return mix.under_quota(util_cpu, h.cpu_quota_period_ms, h.cpu_quota_run_share, *(stops or ()))
 
 
 @dataclass(frozen=True)
@@ -361,11 +361,15 @@ def _open_mix(s: StepInput, op: _OpenParts, fl: solver.FluidStep, off: tuple[np.
     z = np.zeros((nw, 1))
     # served_per_s: requests each node answers a second, closed classes' too (their wake-ups
     # spend the same quota)
-    stopped = capacity.quota_stopped_share(util_cpu, served_per_s, h)
+    stops = capacity.quota_stops(util_cpu, served_per_s, h)
     return solver.LatencyMix(
         np.hstack([fl.served, _col(off[0])]), np.hstack([offset, _col(s.d.base_delay + avg)]),
         np.hstack([np.minimum(a, b), _col(off[2] * 1000.0)]), np.hstack([np.maximum(a, b), _col(off[3] * 1000.0)]),
         np.hstack([p1, z]), np.hstack([m1, z]), np.hstack([p2, z]), np.hstack([m2, z])
     ).under_quota(np.append(util_cpu, 0.0), h.cpu_quota_period_ms, h.cpu_quota_run_share,
-                  None if stopped is None else np.append(stopped, 0.0))
+                  *(() if stops is None else _stops_with_offline(*stops)))
 
+
+def _stops_with_offline(stopped: np.ndarray, rest: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """The quota's stops of the nodes with the offline regions' component last (never stopped)."""
+    return np.append(stopped, 0.0), None if rest is None else np.vstack([rest, np.full((1, rest.shape[1]), 1.0 / rest.shape[1])])

@@ -257,14 +257,33 @@ def quota_asked(busy: np.ndarray, requests_per_s: np.ndarray, wakeup_ms: float, 
     return busy + wakeup_ms * lam / (1.0 + lam * window_ms / 1000.0) / (1000.0 * cores)
 
 
-def quota_stopped_share(asked: np.ndarray, dispersion: float, run_share: float) -> np.ndarray:
+def _excess(mean: np.ndarray, dispersion: float, above: np.ndarray | float) -> np.ndarray:
+    """E[(D − above)+] for a period's demand D, gamma with `mean` and variance dispersion·mean
+    (dispersion 0, or too small to divide by: D is its mean): x·Q(k + 1, a/d) − a·Q(k, a/d),
+    k = x/d, Q the regularised upper incomplete gamma function."""
+    if dispersion <= 1e-12:
+        return np.maximum(mean - above, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k = np.maximum(mean, 1e-300) / dispersion
+        out = mean * gammaincc(k + 1.0, above / dispersion) - above * gammaincc(k, above / dispersion)
+    return np.where(mean > 0, np.maximum(out, 0.0), 0.0)
+
+
+def quota_stopped_share(asked: np.ndarray, dispersion: float, run_share: float,
+                        stop_per_excess: float = 0.0) -> np.ndarray:
     """The share of the time a node under a control-group quota is stopped, σ, when it asks
     `asked` of its quota on average: a period's demand D (in quotas) is gamma with that mean and
     variance dispersion·mean, the quota runs out in the periods where D > 1, P(D > 1) =
-    Q(mean / dispersion, 1 / dispersion) (the regularised upper incomplete gamma function), and
-    each such period stops for the rest of it once the quota is spent, (1 − run_share) of it,
-    so σ = (1 − run_share)·P(D > 1). dispersion 0: D is its mean (stopped only above 1)."""
+    Q(mean / dispersion, 1 / dispersion) (the regularised upper incomplete gamma function).
+    Such a period stops for the rest of it once the quota is spent, (1 − run_share) of it,
+    with stop_per_excess 0; else for min(1 − run_share, stop_per_excess·(D − 1)) of it (a
+    period that asks a little more than its quota runs out late and stops briefly), so
+    σ = κ·(E[(D − 1)+] − E[(D − 1 − (1 − run_share)/κ)+]). dispersion 0: D is its mean
+    (stopped only above 1)."""
     x = np.maximum(np.asarray(asked, dtype=float), 0.0)
+    if stop_per_excess > 0:
+        kappa, most = float(stop_per_excess), 1.0 - run_share
+        return np.clip(kappa * (_excess(x, dispersion, 1.0) - _excess(x, dispersion, 1.0 + most / kappa)), 0.0, most)
     if dispersion <= 0:
         ran_out = (x > 1.0).astype(float)
     else:
@@ -274,20 +293,50 @@ def quota_stopped_share(asked: np.ndarray, dispersion: float, run_share: float) 
 
 
 STOP_POINTS = 16  # quadrature points over the rest of a stop a request arrives in
+# ... and with stops of their own length (quota_stop_rest) the edges of the bins over it, as
+# shares of the whole rest: crowded at both ends, toward short rests (where a short stop's
+# rests all lie) and toward the whole rest (where a whole stop's p99 lies): the p99 within
+# 1.0 ms of 512 even bins' at 0.8-1.75 quotas asked (the local cluster's fit), 16 even bins 1.5 ms
+_REST_EDGES = (1.0 - np.cos(np.pi * np.arange(STOP_POINTS + 1) / STOP_POINTS)) / 2.0
+
+
+def quota_stop_rest(asked: np.ndarray, dispersion: float, run_share: float, stop_per_excess: float) -> np.ndarray | None:
+    """The rest R of the stop a request arriving while its node is stopped waits, as the
+    probabilities of STOP_POINTS bins of [0, (1 − run_share)·period] (asked: (nodes,) ->
+    (nodes, STOP_POINTS); the bins' edges _REST_EDGES of it); None with stop_per_excess 0,
+    where every stop is the period's whole rest and R is uniform. A request arrives in a stop of length L in proportion to L (the
+    stops are length-biased) and at a uniform time within it, so P(R > r) = E[(L − r)+] / E[L],
+    with L = min(1 − run_share, κ·(D − 1)) periods (quota_stopped_share): the bins' exact
+    probabilities from the gamma's partial expectations."""
+    if stop_per_excess <= 0:
+        return None
+    x = np.maximum(np.asarray(asked, dtype=float), 0.0)
+    kappa, most = float(stop_per_excess), 1.0 - run_share
+    edges = most * _REST_EDGES
+    beyond = kappa * (_excess(x[..., None], dispersion, 1.0 + edges / kappa)
+                      - _excess(x[..., None], dispersion, 1.0 + most / kappa))  # E[(L − r)+], periods
+    bins = np.maximum(beyond[..., :-1] - beyond[..., 1:], 0.0)
+    total = bins.sum(axis=-1, keepdims=True)
+    # a node (nearly) never stopped: its requests never arrive in a stop; uniform keeps it finite
+    return np.where(total > 1e-12, bins / np.maximum(total, 1e-300), 1.0 / STOP_POINTS)
 
 
 def _after_a_stop_survival(x: np.ndarray, wait_survival: Callable[[np.ndarray], np.ndarray], period_ms: float,
-                           run_share: float) -> np.ndarray:
+                           run_share: float, rest: np.ndarray | None = None) -> np.ndarray:
     """P(R + T0 > x) for a request that arrives while its node is stopped: it waits R, the rest
-    of the stop, uniform over [0, (1 − run_share)·period] (it arrives at a uniform time within
-    a stop of that length), then its wait T0 at a node whose period's quota is whole
-    (throttled_wait_survival at φ = 0). By the midpoint rule over R."""
+    of the stop, then its wait T0 at a node whose period's quota is whole (throttled_wait_survival
+    at φ = 0). R is uniform over [0, (1 − run_share)·period] (a stop of that length; the midpoint
+    rule), or with `rest` (quota_stop_rest, broadcast against x with the bins last) in each
+    of its bins with its probability, taken at the bin's middle."""
     stop = (1.0 - run_share) * period_ms
     total = np.zeros(np.shape(x))
     for j in range(STOP_POINTS):
-        left = x - (j + 0.5) / STOP_POINTS * stop
+        if rest is None:
+            left, weight = x - (j + 0.5) / STOP_POINTS * stop, 1.0 / STOP_POINTS
+        else:
+            left, weight = x - (_REST_EDGES[j] + _REST_EDGES[j + 1]) / 2.0 * stop, rest[..., j]
         after = wait_survival(_even_wait_reaching(np.maximum(left, 0.0), 0.0, run_share, period_ms))
-        total = total + np.where(left < 0, 1.0, after) / STOP_POINTS
+        total = total + np.where(left < 0, 1.0, after) * weight
     return total
 
 
@@ -325,6 +374,9 @@ class LatencyMix:
     # (quota_stopped_share): a request that arrives then waits the rest of the stop first
     # (_after_a_stop_survival); the others wait as throttle_busy says.
     stopped: np.ndarray | None = None
+    # If given (with stopped; classes, components, STOP_POINTS), the probabilities of the rest
+    # of the stop such a request waits (quota_stop_rest); None: uniform over a whole stop.
+    stop_rest: np.ndarray | None = None
 
     def mean_ms(self) -> np.ndarray:
         """Mean latency per class; NaN where nothing was answered."""
@@ -361,27 +413,32 @@ class LatencyMix:
                                             self.period_ms, self.run_share)
             if self.stopped is not None:
                 sigma = self.stopped[:, :, None, None]
+                rest = None if self.stop_rest is None else self.stop_rest[:, :, None, None, :]
                 waits = (1.0 - sigma) * waits + sigma * _after_a_stop_survival(
-                    x, wait_survival, self.period_ms, self.run_share)
+                    x, wait_survival, self.period_ms, self.run_share, rest)
         else:
             waits = wait_survival(x)
         tail = np.where(t_ms[:, None, None, :] < shift, 1.0, waits)
         return (share * tail).sum(axis=(1, 2))
 
     def under_quota(self, busy: np.ndarray, period_ms: float, run_share: float,
-                    stopped: np.ndarray | None = None) -> "LatencyMix":
+                    stopped: np.ndarray | None = None, stop_rest: np.ndarray | None = None) -> "LatencyMix":
         """The same mixture at nodes under a control-group CPU quota of `period_ms` (0: no
         quota, the mixture itself); busy: (components,) the share of its quota each
         component's node uses; stopped: (components,) the share of the time each is stopped
-        (quota_stopped_share; None or all 0: requests never arrive into a stop)."""
+        (quota_stopped_share; None or all 0: requests never arrive into a stop); stop_rest:
+        (components, STOP_POINTS) the rest of the stop such a request waits (quota_stop_rest;
+        None: uniform over a whole stop)."""
         if period_ms <= 0:
             return self
         shape = self.weight.shape
-        sigma = None
+        sigma, rest = None, None
         if stopped is not None and np.any(np.asarray(stopped) > 0):
             sigma = np.broadcast_to(np.asarray(stopped, dtype=float)[None, :], shape)
+            if stop_rest is not None:
+                rest = np.broadcast_to(np.asarray(stop_rest, dtype=float)[None, :, :], (*shape, STOP_POINTS))
         return replace(self, throttle_busy=np.broadcast_to(np.asarray(busy, dtype=float)[None, :], shape),
-                       period_ms=float(period_ms), run_share=float(run_share), stopped=sigma)
+                       period_ms=float(period_ms), run_share=float(run_share), stopped=sigma, stop_rest=rest)
 
     def rows(self, keep: np.ndarray) -> "LatencyMix":
         """The mixture of the classes in `keep` only."""

@@ -133,7 +133,7 @@ def _latency(requests: np.ndarray, cpu: np.ndarray, disk: np.ndarray, disk_reads
                             np.zeros(weight.shape), np.broadcast_to(p_cpu, weight.shape),
                             np.broadcast_to(w_cpu, weight.shape), np.minimum(visits, 1.0) * p_disk,
                             visits * w_disk).under_quota(util_cpu, h.cpu_quota_period_ms, h.cpu_quota_run_share,
-                                                         capacity.quota_stopped_share(util_cpu, weight.sum(axis=0), h))
+                                                         *(capacity.quota_stops(util_cpu, weight.sum(axis=0), h) or ()))
     p99 = mix.quantile_ms()
     totals = weight.sum(axis=1)
     late = mix.survival(np.full((tenants, 1), timeout_ms))[:, 0]

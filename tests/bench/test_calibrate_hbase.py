@@ -38,9 +38,11 @@ def test_the_calibration_file_it_writes_is_one_a_config_loads(tmp_path):
         # a quota'd node stops when its quota of the kernel's 100-ms period is spent (half a core: half of it)
         assert (sim.hardware.cpu_quota_period_ms, sim.hardware.cpu_quota_run_share) == (
             (100.0, 0.5) if name == "quota" else (0.0, 1.0)), name
-        # its CPU at light load as the local cluster measured it, a wake-up over the quota like every cost
-        assert (sim.hardware.cpu_wakeup_ms, sim.hardware.cpu_wakeup_window_ms, sim.hardware.cpu_quota_dispersion) == (
-            (round(0.773 / 0.5, 4), 5.6, 0.026) if name == "quota" else (0.0, 0.0, 0.0)), name
+        # its CPU at light load as the local cluster measured it, a wake-up over the quota like every
+        # cost, and its periods' dispersion and stops' length as fitted to cpu.stat there
+        assert (sim.hardware.cpu_wakeup_ms, sim.hardware.cpu_wakeup_window_ms, sim.hardware.cpu_quota_dispersion,
+                sim.hardware.cpu_quota_stop_per_excess) == (
+            (round(0.773 / 0.5, 4), 5.6, 0.024, 2.63) if name == "quota" else (0.0, 0.0, 0.0, 0.0)), name
 
 
 def test_the_calibration_file_carries_the_cost_growth_a_scale_report_measured(tmp_path):

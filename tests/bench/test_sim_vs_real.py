@@ -124,10 +124,11 @@ def test_a_file_that_is_not_a_scale_report_is_named_as_such(tmp_path):
 def test_the_quota_s_period_is_the_calibration_s_else_the_local_cluster_s_unless_asked(tmp_path, capsys):
     old = {"quota_node": {"cpu_cores": 0.15, "simulator": {"hardware": {"cores": 1}, "costs": {"get_cpu_ms": 0.9}}}}
     sim = sim_vs_real.settings_for(old)  # written before calibrate_hbase.py recorded the period
-    # and the local cluster's CPU at light load and periods' dispersion (the wake-up over the quota)
+    # and the local cluster's CPU at light load, periods' dispersion and stops' length (the
+    # wake-up over the quota)
     assert sim["hardware"] == {"cores": 1, "cpu_quota_period_ms": 100.0, "cpu_quota_run_share": 0.15,
                                "cpu_wakeup_ms": round(0.773 / 0.15, 4), "cpu_wakeup_window_ms": 5.6,
-                               "cpu_quota_dispersion": 0.026}
+                               "cpu_quota_dispersion": 0.024, "cpu_quota_stop_per_excess": 2.63}
     assert sim_vs_real.settings_for(old, 10.0)["hardware"]["cpu_quota_period_ms"] == 10.0
     assert "cpu_quota_period_ms" not in old["quota_node"]["simulator"]["hardware"]  # the report untouched
     recorded = {"quota_node": {"cpu_cores": 0.3, "simulator": {"hardware": {"cpu_quota_period_ms": 50.0,

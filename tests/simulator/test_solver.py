@@ -135,9 +135,9 @@ def _one_wait(p: float, mean_ms: float, **quota) -> solver.LatencyMix:
     one, zero = np.ones((1, 1)), np.zeros((1, 1))
     mix = solver.LatencyMix(one, zero, zero, zero, p * one, p * mean_ms * one, zero, zero)
     if quota:
-        stopped = quota.get("stopped")
+        stopped, rest = quota.get("stopped"), quota.get("stop_rest")
         mix = mix.under_quota(np.array([quota["busy"]]), quota["period_ms"], quota["run_share"],
-                              None if stopped is None else np.array([stopped]))
+                              None if stopped is None else np.array([stopped]), rest)
     return mix
 
 
@@ -233,3 +233,75 @@ def test_the_share_of_time_stopped_is_a_share_and_grows_with_the_load(a, b, disp
     asked = solver.quota_asked(np.array([0.2, 0.2]), np.array([few, many]), 5.15, 5.6, 1)
     assert asked[0] <= asked[1] + 1e-12
     assert np.array_equal(solver.quota_asked(np.array([0.3]), np.array([many]), 0.0, 5.6, 1), np.array([0.3]))
+
+
+def test_a_stop_as_long_as_its_period_s_excess_demand_is_waited_as_sampling_says():
+    """With cpu_quota_stop_per_excess κ a period whose demand D (gamma, mean x, variance d·x)
+    passes its quota stops for min(1 - s, κ(D - 1)) of it, at its end: a request arriving at
+    a uniform time is in a stop σ of the time (solver.quota_stopped_share) and then waits the
+    stop's rest, longer stops met more often (solver.quota_stop_rest); checked against drawing
+    periods and arrival times."""
+    period, share, busy, mean, x, d, kappa = 100.0, 0.15, 0.6, 3.0, 1.0, 0.03, 2.0
+    rng = np.random.default_rng(11)
+    n = 400_000
+    demand = rng.gamma(x / d, d, n)
+    stop = np.clip(kappa * (demand - 1.0), 0.0, 1.0 - share)  # share of the period, at its end
+    at = rng.random(n)
+    into_stop = at > 1.0 - stop
+    sigma = solver.quota_stopped_share(np.array([x]), d, share, kappa)
+    assert abs(sigma[0] - into_stop.mean()) < 0.003
+    rest = solver.quota_stop_rest(np.array([x]), d, share, kappa)
+    assert rest.shape == (1, solver.STOP_POINTS) and abs(rest.sum() - 1.0) < 1e-12
+    mix = _one_wait(0.8, mean, busy=busy, period_ms=period, run_share=share, stopped=sigma[0], stop_rest=rest)
+    w = np.where(rng.random(n) < 0.8, rng.exponential(mean, n), 0.0)
+    phi = np.where(into_stop, 0.0, busy * rng.random(n))
+    sample = share * w + np.floor(w / period + phi) * (1 - share) * period
+    sample = sample + into_stop * (1.0 - at) * period
+    for t in (2.0, 10.0, 20.0, 40.0):
+        assert abs(mix.share_over(t)[0] - (sample > t).mean()) < 0.005
+    assert abs(mix.quantile_ms()[0] / np.quantile(sample, 0.99) - 1) < 0.05
+    # shorter stops than the period's whole rest: a shorter tail than at the same σ with whole stops
+    whole = _one_wait(0.8, mean, busy=busy, period_ms=period, run_share=share, stopped=sigma[0])
+    assert mix.quantile_ms()[0] < whole.quantile_ms()[0]
+
+
+def test_without_a_stop_s_length_every_stop_is_its_period_s_whole_rest_to_the_bit():
+    """κ 0 (the default) is the quota's stops as before: σ as before to the bit, no rest's
+    bins (the uniform rest of a whole stop as before); a κ so large that no stop ends short
+    of the rest is that model within the quadrature."""
+    asked = np.array([0.5, 0.95, 1.1, 2.0])
+    assert solver.quota_stop_rest(asked, 0.026, 0.15, 0.0) is None
+    assert np.array_equal(solver.quota_stopped_share(asked, 0.026, 0.15, 0.0),
+                          solver.quota_stopped_share(asked, 0.026, 0.15))
+    before = _one_wait(0.8, 14.0, busy=0.9, period_ms=100.0, run_share=0.15, stopped=0.3)
+    assert before.stop_rest is None
+    # and a stop that never ends short of the rest (κ large) is the whole-rest model: its rest
+    # uniform, each bin's probability its width
+    long = solver.quota_stop_rest(asked[2:], 0.026, 0.15, 1e6)
+    assert np.allclose(long, np.diff(solver._REST_EDGES), atol=1e-4)
+    grid = np.linspace(0.0, 200.0, 41)[None, :]
+    as_bins = _one_wait(0.8, 14.0, busy=0.9, period_ms=100.0, run_share=0.15, stopped=0.3, stop_rest=long[:1])
+    assert np.allclose(as_bins.survival(grid), before.survival(grid), atol=0.01)
+    assert np.allclose(solver.quota_stopped_share(asked, 0.026, 0.15, 1e6),
+                       solver.quota_stopped_share(asked, 0.026, 0.15), atol=1e-4)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.floats(0.0, 3.0), st.floats(0.0, 3.0), st.one_of(st.just(0.0), st.floats(1e-4, 1.0)), st.floats(0.05, 1.0),
+       st.floats(0.01, 20.0))
+def test_a_stop_s_length_keeps_the_share_stopped_a_share_that_grows_with_the_load(a, b, dispersion, share, kappa):
+    """With κ > 0, σ lies in [0, 1 - run_share], never falls as a node asks more of its quota
+    and is never more than with whole stops; the rest's bins are probabilities, and a node that
+    asks more waits no shorter a rest (its stops are no shorter)."""
+    lo, hi = sorted((a, b))
+    asked = np.array([lo, hi])
+    sig = solver.quota_stopped_share(asked, dispersion, share, kappa)
+    assert np.all(sig >= 0.0) and np.all(sig <= 1.0 - share + 1e-12)
+    assert sig[0] <= sig[1] + 1e-9
+    assert np.all(sig <= solver.quota_stopped_share(asked, dispersion, share) + 1e-9)
+    rest = solver.quota_stop_rest(asked, dispersion, share, kappa)
+    assert rest.shape == (2, solver.STOP_POINTS) and np.all(rest >= 0.0)
+    assert np.allclose(rest.sum(axis=1), 1.0)
+    if sig[0] > 1e-6:  # the mean rest: no shorter at the busier node
+        mid = (solver._REST_EDGES[1:] + solver._REST_EDGES[:-1]) / 2
+        assert (rest[0] * mid).sum() <= (rest[1] * mid).sum() + 1e-6
