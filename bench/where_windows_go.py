@@ -11,7 +11,9 @@ one that only moves or splits; or no plan, held, and then whether a scale-in end
 `--after-plan-s` before; the windows are counted by that too. And each is set beside the
 oracle's size for its minute (the smallest cluster meeting that minute's load at steady state,
 controller/cost.py): a window missed with fewer RegionServers serving than that lacked nodes; one
-missed with as many or more lost it to where the load sat or to what the moves cost.
+missed with as many or more lost it to where the load sat or to what the moves cost; for those
+the nodes' CPU at the decision before the window's end tells the two apart (`NodeCpu`): uneven
+(a node at UNEVEN_HOT or more while the mean is under UNEVEN_MEAN) or all busy.
 
 `--warm-moves` is a what-if about the simulator, not a model of any HBase setting: every
 region that opens after the start does so with its caches as warm as if it had always been
@@ -37,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from controller.config import load_config  # noqa: E402
 from controller.cost import oracle_per_minute  # noqa: E402
+from controller.loop import LoopObserver  # noqa: E402
 from controller.harness import build_run  # noqa: E402
 from controller.scoring import (  # noqa: E402
     DEFAULT_MAX_FAILED, tenant_steps, window_attainment, window_verdicts)
@@ -44,6 +47,26 @@ from simulator import store  # noqa: E402
 from simulator.scenario import load_scenario, resolve_scenario_path  # noqa: E402
 
 REGION_OPENS = ("move", "balancer", "split")  # events after which a region opens elsewhere
+# This listing's reading of the nodes' CPU (not the policy's): a node this busy beside a mean
+# this far under it is a load placed unevenly, not a cluster short of nodes.
+UNEVEN_HOT, UNEVEN_MEAN = 0.9, 0.85
+
+
+class NodeCpu(LoopObserver):
+    """The active nodes' CPU the monitor gave each decision: (time, hottest, mean)."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[float, float, float]] = []
+
+    def on_decision(self, now, plan, plan_id, snapshot) -> None:
+        cpu = [n.metrics.cpu for n in snapshot.nodes if n.state == "active" and n.metrics is not None]
+        if cpu:
+            self.seen.append((now, max(cpu), sum(cpu) / len(cpu)))
+
+    def before(self, at: float) -> tuple[float, float] | None:
+        """The hottest node's and the mean CPU at the last decision at or before `at`."""
+        last = [(hot, mean) for t, hot, mean in self.seen if t <= at]
+        return last[-1] if last else None
 
 
 def plan_kinds(decisions) -> dict[str, str]:
@@ -122,7 +145,9 @@ def main(argv: list[str] | None = None) -> int:
         update["initial_nodes"] = args.static
     scenario = scenario.model_copy(update=update)
     config = load_config(args.config)
-    run = build_run(config, scenario, policy="static" if args.static else config.policy.name)
+    cpu = NodeCpu()
+    run = build_run(config, scenario, policy="static" if args.static else config.policy.name,
+                    observers=[cpu])
     run.run()
     recording = run.cluster.recording()
     steps = tenant_steps(recording, scenario)
@@ -139,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     attainment = {w: v["attainment"] for w, v in window_attainment(steps, *objective).items()}
     node_minutes = float(np.asarray(recording.vms).sum() * recording.tick_s / 60.0)
     need = oracle_per_minute(scenario, run.cluster.settings)
-    after_move = short_of_nodes = 0
+    after_move = short_of_nodes = uneven = 0
     lines = []
     states: dict[str, int] = {}
     rec = run.recorder
@@ -153,10 +178,14 @@ def main(argv: list[str] | None = None) -> int:
         needed = need[minute] if minute >= 0 else None
         lacking = needed is not None and servers[k].min() < needed
         short_of_nodes += lacking
+        nodes = cpu.before(end)
+        if not lacking and nodes is not None and nodes[0] >= UNEVEN_HOT and nodes[1] < UNEVEN_MEAN:
+            uneven += 1
+        load = "cpu  ?  /  ?  " if nodes is None else f"cpu {nodes[0]:.2f}/{nodes[1]:.2f}"
         who = " ".join(f"{w}: slow {slow[k, i]:.3f} failed {failed[k, i]:.4f}"
                        for i, w in enumerate(steps.workloads) if missed[k, i])
         lines.append(f"  {start:7.0f} s  {servers[k].min():.0f}-{servers[k].max():.0f} RS"
-                     f" (needs {'?' if needed is None else needed:>2})"
+                     f" (needs {'?' if needed is None else needed:>2}) {load}"
                      f"{'  after a move' if moved else '              '}  {state:22s}  {who}")
     total = int(missed.any(axis=1).sum())
     what = f"static {args.static}" if args.static else (args.config or "the default met")
@@ -167,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{total} of {n} windows missed by some tenant: {after_move} within "
           f"{args.after_move_s:g} s after a region started opening elsewhere, {total - after_move} not")
     print(f"{short_of_nodes} with fewer RegionServers serving than the oracle's size for the "
-          f"minute, {total - short_of_nodes} with as many or more")
+          f"minute, {total - short_of_nodes} with as many or more ({uneven} of them uneven: a "
+          f"node at {UNEVEN_HOT:g} CPU or more, the mean under {UNEVEN_MEAN:g}, at the decision before)")
     print("the policy meanwhile: " + ", ".join(
         f"{state} {count}" for state, count in sorted(states.items(), key=lambda kv: -kv[1])))
     print("\n".join(lines))

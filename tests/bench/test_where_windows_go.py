@@ -1,10 +1,12 @@
 """bench/where_windows_go.py puts each missed window down to what the policy was doing then: a
 plan in flight (by what it does: launch, drain, move) or a hold (its cause), and a window soon
 after a scale-in to that scale-in; and beside the oracle's size for its minute, whether it
-lacked nodes."""
+lacked nodes, and where it did not, whether the load sat unevenly."""
 from __future__ import annotations
 
-from bench.where_windows_go import main, plan_kinds, policy_state
+import re
+
+from bench.where_windows_go import NodeCpu, main, plan_kinds, policy_state
 from controller.harness import DecisionRecord
 
 
@@ -48,9 +50,18 @@ def test_the_listing_counts_the_missed_windows_by_what_the_policy_did(capsys):
     assert main(["--scenario", "tenant-churn", "--seed", "1"]) == 0
     out = capsys.readouterr().out.splitlines()
     missed = int(out[2].split(" of ")[0])
-    lacking, enough = out[3].split(", ")
-    assert int(lacking.split()[0]) + int(enough.split()[0]) == missed
+    lacking, enough, uneven = (int(n) for n in re.match(
+        r"(\d+) with fewer .*?, (\d+) with as many or more \((\d+) of them uneven", out[3]).groups())
+    assert lacking + enough == missed and uneven <= enough
     counts = out[4].removeprefix("the policy meanwhile: ").split(", ")
     assert sum(int(c.rsplit(" ", 1)[1]) for c in counts) == missed
     # the newcomer's ramp outruns a boot: most of what is lost is lost while nodes come
     assert counts[0].startswith("scale-out in flight")
+
+
+def test_the_nodes_cpu_is_read_at_the_last_decision_before_the_window_ends():
+    cpu = NodeCpu()
+    cpu.seen = [(30.0, 0.95, 0.60), (60.0, 0.70, 0.65)]
+    assert cpu.before(10.0) is None
+    assert cpu.before(45.0) == (0.95, 0.60)
+    assert cpu.before(60.0) == (0.70, 0.65)
