@@ -86,12 +86,14 @@ def plan_kinds(decisions) -> dict[str, str]:
     return kinds
 
 
-def policy_state(at: float, decisions, plan_events, holds, after_plan_s: float) -> str:
+def policy_state(at: float, decisions, plan_events, holds, after_plan_s: float,
+                 kinds: dict[str, str] | None = None) -> str:
     """What the policy was doing at `at`: "<kind> in flight" while a plan runs (submitted at or
     before `at`, not ended by then); otherwise "held (<cause>)" by the last hold at or before
     `at`, "after a scale-in" when a scale-in ended within `after_plan_s` before `at`, and
-    "before any decision" when none was made yet."""
-    kinds = plan_kinds(decisions)
+    "before any decision" when none was made yet. `kinds`: plan_kinds(decisions), when the
+    caller asks about many moments of one run."""
+    kinds = plan_kinds(decisions) if kinds is None else kinds
     running: dict[str, float] = {}
     ended: list[tuple[float, str]] = []
     for t, event, plan_id in plan_events:
@@ -168,11 +170,12 @@ def main(argv: list[str] | None = None) -> int:
     lines = []
     states: dict[str, int] = {}
     rec = run.recorder
+    kinds = plan_kinds(rec.decisions)
     for k in np.where(missed.any(axis=1))[0]:
         start, end = k * interval, (k + 1) * interval
         moved = bool(opens.size and ((opens >= end - args.after_move_s) & (opens < end)).any())
         after_move += moved
-        state = policy_state(end, rec.decisions, rec.plan_events, rec.holds, args.after_plan_s)
+        state = policy_state(end, rec.decisions, rec.plan_events, rec.holds, args.after_plan_s, kinds)
         states[state] = states.get(state, 0) + 1
         minute = min(int(start // 60), len(need) - 1)
         needed = need[minute] if minute >= 0 else None
@@ -181,11 +184,11 @@ def main(argv: list[str] | None = None) -> int:
         nodes = cpu.before(end)
         if not lacking and nodes is not None and nodes[0] >= UNEVEN_HOT and nodes[1] < UNEVEN_MEAN:
             uneven += 1
-        load = "cpu  ?  /  ?  " if nodes is None else f"cpu {nodes[0]:.2f}/{nodes[1]:.2f}"
+        busy = "cpu  ?  /  ?  " if nodes is None else f"cpu {nodes[0]:.2f}/{nodes[1]:.2f}"
         who = " ".join(f"{w}: slow {slow[k, i]:.3f} failed {failed[k, i]:.4f}"
                        for i, w in enumerate(steps.workloads) if missed[k, i])
         lines.append(f"  {start:7.0f} s  {servers[k].min():.0f}-{servers[k].max():.0f} RS"
-                     f" (needs {'?' if needed is None else needed:>2}) {load}"
+                     f" (needs {'?' if needed is None else needed:>2}) {busy}"
                      f"{'  after a move' if moved else '              '}  {state:22s}  {who}")
     total = int(missed.any(axis=1).sum())
     what = f"static {args.static}" if args.static else (args.config or "the default met")
