@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     # The reconciliation imports scipy where it is used (decision/reconcile.py): ~0.5 s once a
     # process, which the daemon pays at its first plan only. Imported here so that no cell's
-    # time includes it (a lone `--sizes 1000x100` otherwise read 1.06 s for a 0.5-s plan).
+    # time includes it (a lone `--sizes 1000x100` otherwise read 1.06 s for a 0.79-s plan).
     import scipy.optimize  # noqa: F401, PLC0415
     import scipy.sparse.csgraph  # noqa: F401, PLC0415
     print(f"Zipf exponent {args.exponent}, seed {args.seed}, keep_tolerance "
