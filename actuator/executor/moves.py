@@ -1,6 +1,7 @@
 """Phases move, verify and committed, and the move engine every phase uses: observe running
-moves first, then start pending ones within the throttle (max_concurrent_moves) and the
-incremental rule (toward a new node, one source node at a time). The move phase also runs
+moves first, then start pending ones within the throttle (max_concurrent_moves), the
+incremental rule (toward a new node, one source node at a time) and, in a scale-in, the pace
+of one table's moves (scale_in_move_gap_s). The move phase also runs
 alongside launch, reconfigure and split: a plan move whose dependencies are done (ready.py: its
 target registered, neither end reconfiguring, its partition not splitting) starts at once."""
 from __future__ import annotations
@@ -103,12 +104,15 @@ def advance(ctx: Context, moves: list[Step], now: float) -> None:
         going = ctx.resolve(m.target)
         if going is not None and going in new_servers and s.incremental_transfer:
             sending[going] = m.source or ""
+    pace = ScaleInPace.of(ctx) if s.scale_in_move_gap_s > 0 and is_scale_in(ctx) else None
     pending = [m for m in moves if m.state == "pending"]
     pending.sort(key=lambda m: (ctx.resolve(m.target) or "", m.source or "", m.idx))
     for m in pending:
         if len(in_flight) >= s.max_concurrent_moves:
             break
         if m.next_try_at is not None and now < m.next_try_at:
+            continue
+        if pace is not None and not pace.may_start(ctx, m, now, s.scale_in_move_gap_s):
             continue
         if (seen := settle(ctx, m, now, note="already in place")) is None:
             continue
@@ -123,8 +127,56 @@ def advance(ctx: Context, moves: list[Step], now: float) -> None:
         _issue_move(ctx, m, dest, now)
         if m.state == "running":
             in_flight.append(m)
+            if pace is not None:
+                pace.started(ctx, m, now)
             if dest in new_servers and s.incremental_transfer:
                 sending[dest] = src
+
+
+def is_scale_in(ctx: Context) -> bool:
+    """A plan that removes nodes and launches none: it runs only while every tenant is inside
+    its SLO, so holding its moves back relieves no one later."""
+    return bool(ctx.leaving()) and not ctx.launch_steps()
+
+
+class ScaleInPace:
+    """One table's scale-in moves start one at a time, gap_s apart; other tables' meanwhile.
+    A region is offline ~1.1 s while it moves: two of a tenant's regions moving together or
+    back to back put both outages in the same 10-s SLO window (docs/policy.md, "A scale-in
+    paced per table")."""
+
+    def __init__(self, moving: set[str], last_start: dict[str, float]):
+        self.moving = moving
+        self.last_start = last_start
+
+    @classmethod
+    def of(cls, ctx: Context) -> "ScaleInPace":
+        moving: set[str] = set()
+        last_start: dict[str, float] = {}
+        for m in ctx.of("move"):
+            table = _table(ctx, m)
+            if table is None or m.state not in ("running", "done") or m.since is None:
+                continue
+            if m.state == "running":
+                moving.add(table)
+            last_start[table] = max(last_start.get(table, m.since), m.since)
+        return cls(moving, last_start)
+
+    def may_start(self, ctx: Context, m: Step, now: float, gap_s: float) -> bool:
+        table = _table(ctx, m)
+        if table is None:
+            return True
+        return table not in self.moving and now - self.last_start.get(table, now - gap_s) >= gap_s
+
+    def started(self, ctx: Context, m: Step, now: float) -> None:
+        if (table := _table(ctx, m)) is not None:
+            self.moving.add(table)
+            self.last_start[table] = now
+
+
+def _table(ctx: Context, m: Step) -> str | None:
+    loc = ctx.obs.parts.get(m.partition or "")
+    return loc.table if loc is not None else None
 
 
 def move_limit_s(settings, m: Step, size_mb: float | None) -> float:

@@ -128,6 +128,61 @@ def test_a_move_that_copies_data_gets_time_for_its_size(copy_mb, reissued):
     assert actual_layout(world) == resolved_layout(ex, plan)
 
 
+def _scale_in_of_two_tables(world: FakeCluster) -> Plan:
+    """rs1 leaves: its three regions of "orders" and two of "users" move to rs2."""
+    world.add_server(RS1, partitions=("a0", "a1", "a2", "b0", "b1"))
+    world.add_server(RS2, partitions=("a3",))
+    for p in ("b0", "b1"):
+        world.s["partitions"][p]["table"] = "users"
+    for p in ("a0", "a1", "a2", "a3"):
+        world.s["partitions"][p]["table"] = "orders"
+    A = Action
+    actions = [A("move", "scale in", partition=p, source=RS1, target=RS2) for p in ("a0", "a1", "a2", "b0", "b1")]
+    actions += [A("drain", "scale in", node=RS1), A("terminate", "scale in", node=RS1)]
+    return make_plan(actions, {RS2: ("default", ["a0", "a1", "a2", "a3", "b0", "b1"])})
+
+
+def _starts(ex: Executor, parts: tuple[str, ...]) -> list[tuple[float, float]]:
+    return sorted((m.started_at, m.finished_at) for m in ex.of("move") if m.partition in parts)
+
+
+def test_a_scale_ins_moves_of_one_table_are_spaced_and_other_tables_go_meanwhile():
+    world = FakeCluster(delays=FakeDelays(move_s=3.0))
+    plan = _scale_in_of_two_tables(world)
+    ex = executor(world, max_concurrent_moves=2, scale_in_move_gap_s=20)
+    ex.submit(plan, "p1")
+    assert run_to_end(ex, world).state == "done"
+    assert actual_layout(world) == resolved_layout(ex, plan)
+    orders, users = _starts(ex, ("a0", "a1", "a2")), _starts(ex, ("b0", "b1"))
+    for moves in (orders, users):
+        for (start, _), (next_start, _) in zip(moves, moves[1:]):
+            assert next_start - start >= 20
+        for (_, end), (next_start, _) in zip(moves, moves[1:]):
+            assert next_start >= end  # one at a time
+    # the throttle's second slot goes to the other table, not to waiting
+    assert users[0][0] < orders[1][0]
+    # rs1 is drained after its last region left, about 40 s in, not at once
+    assert orders[-1][0] >= 40
+
+
+def test_moves_that_relieve_or_fill_and_unpaced_scale_ins_are_not_held():
+    world = FakeCluster(delays=FakeDelays(move_s=3.0))
+    plan = fill_new_node(world)  # a scale-out: its moves fill the new node as soon as it can take them
+    ex = executor(world, max_concurrent_moves=2, scale_in_move_gap_s=20)
+    ex.submit(plan, "p1")
+    assert run_to_end(ex, world).state == "done"
+    starts = [s for s, _ in _starts(ex, ("p0", "p1", "p3", "p4"))]
+    assert starts[-1] - starts[0] < 20
+
+    world = FakeCluster(delays=FakeDelays(move_s=3.0))
+    plan = _scale_in_of_two_tables(world)
+    ex = executor(world, max_concurrent_moves=2, scale_in_move_gap_s=0)
+    ex.submit(plan, "p1")
+    assert run_to_end(ex, world).state == "done"
+    starts = [s for s, _ in _starts(ex, ("a0", "a1", "a2"))]
+    assert starts[-1] - starts[0] < 20
+
+
 def test_launch_that_never_becomes_ready_is_retried_then_abandoned_cleanly():
     world = FakeCluster()
     plan = scenario(world)
