@@ -241,8 +241,10 @@ def test_protect_a_node_set_a_window_and_dry_run_from_the_page(daemon, console_p
 def test_the_console_view_needs_the_token_unless_read_only_is_configured(daemon):
     assert daemon.get("/v1/cluster").status_code == 401
     assert daemon.get("/v1/cluster", headers={"Authorization": "Bearer nope"}).status_code == 401
-    doc = daemon.get("/v1/cluster", headers=daemon.auth).json()
-    assert doc["can_change"] is True and doc["nodes"]
+    # run first (alone, or with -k), the daemon may not have its first sample yet
+    doc = poll(lambda: (d := daemon.get("/v1/cluster", headers=daemon.auth).json())["nodes"] and d,
+               30, "the cluster's nodes")
+    assert doc["can_change"] is True
     # the page and its assets load without it (they hold no data)
     assert daemon.get("/").status_code == 200 and daemon.get("/console/console.js").ok
     assert daemon.get("/console/session").json() == {"authorized": False, "token_given": False,
