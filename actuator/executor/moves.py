@@ -104,7 +104,7 @@ def advance(ctx: Context, moves: list[Step], now: float) -> None:
         going = ctx.resolve(m.target)
         if going is not None and going in new_servers and s.incremental_transfer:
             sending[going] = m.source or ""
-    pace = ScaleInPace.of(ctx) if s.scale_in_move_gap_s > 0 and is_scale_in(ctx) else None
+    pace = ScaleInPace.of(ctx, s.scale_in_move_gap_s) if s.scale_in_move_gap_s > 0 and is_scale_in(ctx) else None
     pending = [m for m in moves if m.state == "pending"]
     pending.sort(key=lambda m: (ctx.resolve(m.target) or "", m.source or "", m.idx))
     for m in pending:
@@ -112,7 +112,7 @@ def advance(ctx: Context, moves: list[Step], now: float) -> None:
             break
         if m.next_try_at is not None and now < m.next_try_at:
             continue
-        if pace is not None and not pace.may_start(ctx, m, now, s.scale_in_move_gap_s):
+        if pace is not None and not pace.may_start(ctx, m, now):
             continue
         if (seen := settle(ctx, m, now, note="already in place")) is None:
             continue
@@ -134,8 +134,9 @@ def advance(ctx: Context, moves: list[Step], now: float) -> None:
 
 
 def is_scale_in(ctx: Context) -> bool:
-    """A plan that removes nodes and launches none: it runs only while every tenant is inside
-    its SLO, so holding its moves back relieves no one later."""
+    """A plan that removes nodes and launches none: it starts only while every tenant is
+    inside its SLO, so holding its moves back delays no relief while it runs (a scale-out,
+    though, waits for it to end)."""
     return bool(ctx.leaving()) and not ctx.launch_steps()
 
 
@@ -145,12 +146,13 @@ class ScaleInPace:
     back to back put both outages in the same 10-s SLO window (docs/policy.md, "A scale-in
     paced per table")."""
 
-    def __init__(self, moving: set[str], last_start: dict[str, float]):
+    def __init__(self, gap_s: float, moving: set[str], last_start: dict[str, float]):
+        self.gap_s = gap_s
         self.moving = moving
         self.last_start = last_start
 
     @classmethod
-    def of(cls, ctx: Context) -> "ScaleInPace":
+    def of(cls, ctx: Context, gap_s: float) -> "ScaleInPace":
         moving: set[str] = set()
         last_start: dict[str, float] = {}
         for m in ctx.of("move"):
@@ -160,13 +162,14 @@ class ScaleInPace:
             if m.state == "running":
                 moving.add(table)
             last_start[table] = max(last_start.get(table, m.since), m.since)
-        return cls(moving, last_start)
+        return cls(gap_s, moving, last_start)
 
-    def may_start(self, ctx: Context, m: Step, now: float, gap_s: float) -> bool:
+    def may_start(self, ctx: Context, m: Step, now: float) -> bool:
         table = _table(ctx, m)
         if table is None:
             return True
-        return table not in self.moving and now - self.last_start.get(table, now - gap_s) >= gap_s
+        last = self.last_start.get(table)
+        return table not in self.moving and (last is None or now - last >= self.gap_s)
 
     def started(self, ctx: Context, m: Step, now: float) -> None:
         if (table := _table(ctx, m)) is not None:
