@@ -254,6 +254,19 @@ class Journal:
         if stmts:
             self._write(f"step {idx} {fields}", stmts)
 
+    def update_steps(self, plan_id: str, updates: Sequence[tuple[int, Mapping[str, Any]]],
+                     now: float, *, event: str) -> None:
+        """Several steps' changes and one plan event, in one write: a crash leaves all of them
+        applied or none (the executor's cut_short cancels a scale-in's remaining steps so)."""
+        stmts = []
+        for idx, fields in updates:
+            fields = _redacted(dict(fields))
+            sets = ", ".join(f"{k} = ?" for k in fields)
+            stmts.append((f"UPDATE steps SET {sets} WHERE plan_id = ? AND idx = ?",
+                          (*fields.values(), plan_id, idx)))
+        stmts.append(self._event(plan_id, now, "info", None, event))
+        self._write(f"update {len(updates)} steps", stmts)
+
     def add_steps(self, plan_id: str, steps: list[Mapping[str, Any]], now: float, *,
                   parent_update: tuple[int, Mapping[str, Any]] | None = None,
                   event: str | None = None) -> None:

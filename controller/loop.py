@@ -335,6 +335,7 @@ class ControlLoop:
             return
         added = self.executor.extend(plan)  # type: ignore[attr-defined]
         if not added:
+            self._cut_short(plan)
             return
         self._in_flight_target = target + sum(a.op == "launch" for a in plan.actions)
         self.counters.decisions += 1
@@ -344,6 +345,19 @@ class ControlLoop:
         for o in self.observers:
             _safe(o.on_decision, now, plan, self._plan_id, snapshot)
         log_decision(log, plan, self._plan_id)
+
+    def _cut_short(self, plan: Plan) -> None:
+        """A scale-out asked for while a scale-in runs: the scale-in's remaining steps are
+        cancelled (the executor's cut_short) so that its nodes stay and the scale-out is decided
+        as soon as the moves under way have landed, not after the nodes it needs were emptied
+        and terminated. What the policy learned is not kept: the next round decides afresh."""
+        cut = getattr(self.executor, "cut_short", None)
+        if plan.sizing.delta <= 0 or not callable(cut):
+            return  # the executor refuses any plan in flight but a scale-in
+        cancelled = cut(f"the demand turned: {plan.sizing.reason}")
+        if cancelled:
+            log.info("plan %s cut short for a scale-out to %d nodes (%d step(s) cancelled)",
+                     self._plan_id, plan.sizing.target, cancelled)
 
     def _veto(self, now: float, plan: Plan) -> tuple[HoldCause, str] | None:
         s, p = self.settings, self.policy

@@ -37,6 +37,9 @@ module each (docs/executor.md has the generated state tables):
                work already done on existing nodes (moves between them, reconfigurations,
                splits) stays: every partition is served, the next decision starts from there
 
+A scale-in the demand turned against is cut short (`cut_short`): its pending steps are
+cancelled in one journal write, the moves under way land, its leaving nodes stay.
+
 A data-store action that keeps failing stops the plan at a consistent point (every partition is
 served somewhere; the journal says why). A restarted controller calls `resume()`: the journal
 plus fresh observations say exactly where each step stood. Steps are idempotent by observation:
@@ -51,7 +54,7 @@ from typing import Any, Callable
 from actuator.drivers import DataStoreDriver, DriverError, InfrastructureDriver, NotOwnedError
 from actuator.executor import launch, moves, prepare, reconfigure, retire, rollback, split
 from actuator.executor.context import Context, Observation, StopPlan, log
-from actuator.executor.states import ALONGSIDE, PHASE_ORDER, Phase
+from actuator.executor.states import ALONGSIDE, PHASE_ORDER, Phase, set_state
 from actuator.executor.step import ACTION_FIELDS, Step
 from actuator.journal import Journal
 from actuator.settings import ExecutorSettings
@@ -168,6 +171,37 @@ class Executor(Context):
         log.info("plan %s extended: %d more action(s), %d launch(es)", self.plan_id, len(new),
                  len(launches))
         return len(new)
+
+    def cut_short(self, why: str) -> int:
+        """End a scale-in early because the demand turned (`why`): its pending steps — the
+        moves not started, the drains and terminates — are cancelled in one journal write; the
+        moves under way land and the plan ends `done` as soon as they have, its leaving nodes
+        still serving what they kept. A scale-out waits for a plan to end, so without this it
+        waits for the nodes it will need to be emptied and terminated first. Refused (returns
+        0) unless the plan in flight launches nothing, removes nodes and has started none of
+        its drains or terminates (from the decommission call on, the removal is irreversible);
+        else returns how many steps were cancelled."""
+        if not self.running or self.plan_row["state"] != "running" or self.launch_steps() \
+                or not self.leaving():
+            return 0
+        if any(s.state != "pending" for s in self.steps if s.op in ("drain", "terminate")):
+            return 0
+        pending = [s for s in self.steps if s.state == "pending"]
+        if not pending:
+            return 0
+        now = self.clock()
+        note = f"plan cut short: {why}"
+        changes = {"state": "cancelled", "finished_at": now, "note": note}
+        for st in pending:
+            set_state("step", st.state, "cancelled")
+        self.journal.update_steps(self.journaled, [(st.idx, changes) for st in pending], now,
+                                  event=f"{note} ({len(pending)} step(s) cancelled; "
+                                  f"{', '.join(sorted(self.leaving()))} stay(s))")
+        for st in pending:
+            for k, v in changes.items():
+                setattr(st, k, v)
+        log.info("plan %s cut short (%d step(s) cancelled): %s", self.plan_id, len(pending), why)
+        return len(pending)
 
     def resume(self) -> ExecutionStatus:
         """On start-up: pick up a journaled plan in flight and finish it (or roll it back when

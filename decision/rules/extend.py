@@ -18,7 +18,9 @@ launches):
     nodes (`even_out`): a plan that a ramp keeps extending can run for half an hour, and the
     partitions it moved at its start, sized for the demand then, may have made a node hot
     since. Once landed they are that node's and may move on.
-Every other change waits for the plan's end.
+Every other change waits for the plan's end. A scale-out asked for while a scale-in runs cannot
+extend it (it launches nothing): the control loop cuts that scale-in short instead (its pending
+steps cancelled, Executor.cut_short) and the next round decides the scale-out.
 """
 from __future__ import annotations
 

@@ -647,3 +647,89 @@ def test_an_extension_that_removes_or_comes_after_the_launches_is_refused():
     run_to_end(ex, world)
     assert ex.extend(_extension(RS1, "p2")) == 0  # the plan is over
     assert len(ops(world, "launch")) == 1
+
+
+def _cut_mid_scale_in(world: FakeCluster, journal: Journal | None = None) -> Executor:
+    """A paced scale-in of rs1 (five regions to rs2) run until one region has landed and one
+    is moving; then the demand turns."""
+    plan = _scale_in_of_two_tables(world)
+    ex = Executor(world.infra, world.datastore,
+                  ExecutorSettings(max_concurrent_moves=1, scale_in_move_gap_s=20),
+                  world.clock, world.cluster, journal or Journal(":memory:"))
+    ex.submit(plan, "p1")
+    for _ in range(200):
+        ex.tick()
+        moves = ex.of("move")
+        if any(m.state == "done" for m in moves) and any(m.state == "running" for m in moves):
+            return ex
+        world.advance(1.0)
+    raise AssertionError("the scale-in never had a move landed and one under way")
+
+
+def test_a_scale_in_cut_short_keeps_its_node_serving_what_it_has_left():
+    world = FakeCluster(delays=FakeDelays(move_s=3.0))
+    ex = _cut_mid_scale_in(world)
+    landed = {m.partition for m in ex.of("move") if m.state != "pending"}
+    assert ex.cut_short("demand rose to 9.6 node-loads") == 5  # 3 moves, the drain, the terminate
+    assert ex.cut_short("again") == 0  # nothing left to cut
+    assert run_to_end(ex, world).state == "done"
+    layout = actual_layout(world)
+    # the moves under way landed; the regions not started stay on rs1, which still serves
+    assert {p for p, s in layout.items() if s == RS2} == landed | {"a3"}
+    assert {p for p, s in layout.items() if s == RS1} == {"a0", "a1", "a2", "b0", "b1"} - landed
+    moved = [e[1] for e in ops(world, "move")]
+    assert sorted(moved) == sorted(landed)  # no region moved twice, none back
+    assert not ops(world, "decommission") and not ops(world, "terminate")
+    assert RS1 in {s.id for s in world.datastore.servers() if s.state == "active"}
+    assert "LOST" not in [e[0] for e in world.effects]
+    events = [e["message"] for e in ex.journal.events("p1")]
+    assert any(m.startswith("plan cut short: demand rose to 9.6 node-loads") for m in events)
+
+
+def test_only_a_scale_in_not_yet_removing_a_node_is_cut_short():
+    world = FakeCluster(delays=SLOW_BOOT)
+    ex = executor(world)
+    assert ex.cut_short("no plan") == 0
+    ex.submit(fill_new_node(world), "p1")  # a scale-out: its nodes are what the demand needs
+    ex.tick()
+    assert ex.cut_short("demand rose") == 0
+    assert run_to_end(ex, world).state == "done" and len(ops(world, "launch")) == 1
+
+    world = FakeCluster(delays=FakeDelays(move_s=3.0, decommission_s=30.0))
+    plan = _scale_in_of_two_tables(world)
+    ex = executor(world)
+    ex.submit(plan, "p1")
+    for _ in range(200):  # until rs1's decommission is asked for: too late to keep it
+        ex.tick()
+        if ops(world, "decommission"):
+            break
+        world.advance(1.0)
+    assert ex.cut_short("demand rose") == 0
+    assert run_to_end(ex, world).state == "done" and len(ops(world, "terminate")) == 1
+
+
+def test_a_crash_while_cutting_short_leaves_the_scale_in_whole_and_a_cut_survives_a_restart(tmp_path):
+    world = FakeCluster(delays=FakeDelays(move_s=3.0))
+    path = tmp_path / "journal.sqlite"
+
+    class Killed(Exception):
+        pass
+
+    def crash(moment: str, _number: int, what: str) -> None:
+        if moment == "before" and what.startswith("update "):
+            raise Killed  # the process dies before the write
+
+    ex = _cut_mid_scale_in(world, Journal(path, on_write=crash))
+    with pytest.raises(Killed):
+        ex.cut_short("demand rose")
+    steps = Journal(path, readonly=True).load_steps("p1")
+    assert not [r for r in steps if r["state"] == "cancelled"]  # all or nothing: nothing
+    fresh = Executor(world.infra, world.datastore, ExecutorSettings(max_concurrent_moves=1,
+                     scale_in_move_gap_s=20), world.clock, world.cluster, Journal(path))
+    fresh.resume()
+    assert fresh.cut_short("demand rose") > 0
+    again = Executor(world.infra, world.datastore, ExecutorSettings(max_concurrent_moves=1,
+                     scale_in_move_gap_s=20), world.clock, world.cluster, Journal(path))
+    again.resume()  # restarted after the cut: the cut steps stay cancelled
+    assert run_to_end(again, world).state == "done"
+    assert not ops(world, "terminate") and RS1 in set(actual_layout(world).values())

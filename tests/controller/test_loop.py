@@ -430,3 +430,64 @@ def test_without_a_watcher_a_plan_is_not_sampled():
     loop.run(until=150 + 20 * 10 + 1)
     done_at = [t for t, e in seen.actions if e == "done"][0]
     assert all(not (150 < t < done_at) for t in col.polls)  # simulations pay nothing for it
+
+
+class WorldClock(FakeClock):
+    """The loop's clock and the fake cluster's in step: sleeping advances both."""
+
+    def __init__(self, world):
+        super().__init__(world.clock())
+        self.world = world
+
+    def sleep(self, seconds: float) -> None:
+        super().sleep(seconds)
+        self.world.advance(max(0.0, seconds))
+
+
+def test_a_scale_out_wanted_while_a_scale_in_runs_cuts_it_short_and_comes_next():
+    from actuator.executor import Executor
+    from actuator.journal import Journal
+    from actuator.settings import ExecutorSettings
+    from tests.fakes.cluster import FakeCluster, FakeDelays
+
+    world = FakeCluster(delays=FakeDelays(move_s=3.0))
+    rs1, rs2 = "rs1,16020", "rs2,16020"
+    world.add_server(rs1, partitions=("a0", "a1", "a2", "a3"))
+    world.add_server(rs2, partitions=("a4",))
+    leave = tuple(Action(op="move", reason="scale in", partition=p, source=rs1, target=rs2)
+                  for p in ("a0", "a1", "a2", "a3")) + (
+        Action(op="drain", reason="scale in", node=rs1),
+        Action(op="terminate", reason="scale in", node=rs1))
+    grow = (Action(op="launch", reason="scale out", node="new-1", profile="default"),)
+    decided = []
+
+    def decide_fn(snap, pol, mem):
+        during = mem.plan_in_flight() is not None
+        decided.append(during)
+        if len(decided) == 1:
+            return replace(plan_of({}, {}, 2, 1, leave, reason="scale in"), memory=mem)
+        if during and mem.plan_in_flight() >= 3:
+            return replace(empty_plan(3), memory=mem)  # the scale-out in flight suffices
+        # the demand turned: 3 nodes carry it (while the scale-in runs: told it leads to 1)
+        out = plan_of({}, {}, 1 if during else 2, 3, grow, reason="scale out")
+        return replace(out, sizing=replace(out.sizing, reason="demand 2.6 node-loads"), memory=mem)
+
+    journal = Journal(":memory:")
+    ex = Executor(world.infra, world.datastore,  # paced: the scale-in takes over a minute
+                  ExecutorSettings(max_concurrent_moves=1, scale_in_move_gap_s=20),
+                  world.clock, world.cluster, journal)
+    loop = ControlLoop(FakeCollector(), ex, PolicyConfig(size_from_demand=True),
+                       LoopSettings(memory_path=None, scale_in_stabilization_s=0),
+                       WorldClock(world), decide_fn=decide_fn)
+    loop.run(until=world.clock() + 240)
+    first, second = journal.plan_ids()[::-1][:2]
+    events = [e["message"] for e in journal.events(first)]
+    assert any(m.startswith("plan cut short: the demand turned: demand 2.6 node-loads")
+               for m in events)
+    assert journal.load_plan(first)["state"] == "done"
+    # rs1 kept what it had not sent and was never decommissioned; the scale-out came next
+    assert not [e for e in world.effects if e[0] in ("decommission", "terminate")]
+    assert rs1 in {loc.server for loc in world.datastore.partitions()}
+    assert [r["op"] for r in journal.load_steps(second)] == ["launch"]
+    launched = [e for e in world.effects if e[0] == "launch"]
+    assert launched and launched[0][2].startswith(f"{second}/")  # its node was launched
