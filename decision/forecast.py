@@ -105,7 +105,8 @@ MIN_JUDGED = 0.05  # node-loads: below it a relative rise is noise over nearly n
 
 
 def skill(recent: Recent, horizon_s: float, *, window_s: float, max_growth: float,
-          persistence_s: float, since: float, prior_rise: float) -> tuple[float, int]:
+          persistence_s: float, since: float, prior_rise: float,
+          held: tuple[float, float] | None = None) -> tuple[float, int]:
     """How far the forecast's rises came true, and how many forecasts that rests on.
 
     Every sample of `recent` taken at or after `since` and at least `horizon_s` before the last
@@ -114,7 +115,10 @@ def skill(recent: Recent, horizon_s: float, *, window_s: float, max_growth: floa
     factor is the least-squares slope of a on f through the origin, (sum f a + p^2) / (sum f^2
     + p^2), within [0, 1]: p, `prior_rise`, weighs in one forecast of that rise that came true
     in full, so that a few judged forecasts cannot silence the slope and none leaves it whole.
-    Relative rises weigh a small cluster's forecasts as a large one's."""
+    Relative rises weigh a small cluster's forecasts as a large one's. The forecasts made
+    within `held` (a scale-in's plan: its moves take regions offline and its clients wait, so
+    the demand it measured dipped) are not judged: a ramp right after it would find their
+    falls wrong and silence its own slope."""
     samples = recent.samples
     if len(samples) < 2 or horizon_s <= 0:
         return 1.0, 0
@@ -124,7 +128,8 @@ def skill(recent: Recent, horizon_s: float, *, window_s: float, max_growth: floa
     fa = ff = 0.0
     judged = 0
     for i, (t, d) in enumerate(samples):
-        if t < since or d < MIN_JUDGED or t + horizon_s > last:
+        if t < since or d < MIN_JUDGED or t + horizon_s > last or (
+                held is not None and held[0] < t <= held[1]):
             continue
         said = forecast(Recent(samples[:i + 1]), d, horizon_s, window_s=window_s,
                         max_growth=max_growth, persistence_s=persistence_s)

@@ -313,7 +313,9 @@ class PolicyConfig(BaseModel):
         True, description="With size_from_demand: the forecast's rise is scaled by how far "
         "the rises it forecast over the last forecast_skill_window_s came true "
         "(decision/forecast.py, skill): a slope drawn by noise on a steady load adds nothing "
-        "once its forecasts have been judged, a ramp's is followed in full.")
+        "once its forecasts have been judged, a ramp's is followed in full. The forecasts "
+        "made while the last scale-in's plan ran are not judged (its moves dip the demand "
+        "measured).")
     forecast_skill_window_s: float = Field(
         1200.0, gt=0, allow_inf_nan=False, description="Forecasts made this long before the "
         "last of them came due are judged (assumption: the last twenty minutes say how the "

@@ -90,6 +90,17 @@ def _rise(memory: DemandMemory, policy, now: float, lead_s: float) -> DemandMemo
     return replace(memory, rise=max(kept, ratio), rise_at=now)
 
 
+def _scale_in_plan(ctx: Context, memory: DemandMemory) -> tuple[float, float] | None:
+    """From the last scale-in's decision to its plan's end (now, while it runs), while that
+    scale-in is not proved safe yet (DemandMemory.shrunk)."""
+    s = memory.shrunk
+    if s is None:
+        return None
+    ended = ctx.base.plan_ended_at()
+    in_flight = ctx.base.plan_in_flight() is not None
+    return s.at, ctx.now if in_flight or ended is None or ended < s.at else ended
+
+
 def _verify_scale_in(memory: DemandMemory, ctx: Context, short: bool,
                      demand: float) -> DemandMemory:
     """The last scale-in judged once warmup_s after its plan: a node short meanwhile at about
@@ -144,7 +155,8 @@ class Measure(Rule):
                      persistence_s=policy.trend_persistence_s)
         judged_s = min(horizon, policy.forecast_skill_horizon_s or horizon)
         record = skill(recent, judged_s, since=now - judged_s - policy.forecast_skill_window_s,
-                       prior_rise=policy.forecast_skill_prior, **trend) \
+                       prior_rise=policy.forecast_skill_prior, held=_scale_in_plan(ctx, mem),
+                       **trend) \
             if policy.forecast_skill else (1.0, 0)
         ahead = forecast(recent, d.total, horizon, skill=record[0], judged=record[1], **trend)
         short = tuple(n.node for n in d.nodes if n.queued or (

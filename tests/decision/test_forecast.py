@@ -136,6 +136,21 @@ def test_a_ramp_after_a_steady_hour_wins_its_forecasts_back_once_they_come_due()
     assert late > early and late > 0.8
 
 
+def test_a_dip_while_a_scale_in_ran_does_not_silence_the_ramp_after_it():
+    # A steady load; a scale-in from 330 s to 390 s, whose moves held requests back (the
+    # demand measured dipped, its forecasts fell); then the ramp. Judged, those falls make
+    # the ramp's record nil; left out, the ramp is followed.
+    steady = [(30.0 * i, 1.0) for i in range(12)]
+    dip = [(360.0, 0.84), (390.0, 0.92)]
+    ramp = [(390.0 + 30 * i, 0.92 + 0.75 * i) for i in range(1, 5)]
+    r = recent(steady + dip + ramp)
+    judged, _ = skill(r, 90.0, since=0.0, prior_rise=0.25, **JUDGE)
+    left_out, _ = skill(r, 90.0, since=0.0, prior_rise=0.25, held=(330.0, 390.0), **JUDGE)
+    assert judged < 0.2 and left_out > 0.9
+    ahead = forecast(r, ramp[-1][1], 480.0, skill=left_out, **JUDGE)
+    assert ahead.ahead > 1.5 * ahead.now  # the ramp's rise is followed
+
+
 def test_with_nothing_judged_the_slope_is_followed_whole():
     assert skill(recent([(0.0, 1.0), (30.0, 2.0), (60.0, 3.0)]), 480.0, since=0.0,
                  prior_rise=0.25, **JUDGE) == (1.0, 0)

@@ -3,11 +3,14 @@ the time a request takes on an idle node, from which the utilisation a node may 
 (u_max) follows."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
+from decision.rules.demand_memory import ScaleIn
 from decision.rules.measure import Measure
-from decision.rules.memory import with_rules_memory
+from decision.rules.memory import read_memory, with_rules_memory
 from tests.fixtures.rules import DONE, SIZED, context, watched
 from tests.fixtures.snapshots import later, queued_snapshot
 
@@ -67,3 +70,43 @@ def test_a_steady_loads_noise_rise_is_not_followed_once_its_forecasts_were_judge
     assert judged.forecast.judged > 10 and judged.forecast.skill < 0.5
     assert judged.forecast.ahead - judged.forecast.now < (whole.forecast.ahead - whole.forecast.now) / 2
     assert "its trend followed x" in judged.words() and "trend followed" not in whole.words()
+
+
+def _scale_in_then_ramp(policy, *, remembered: bool):
+    """Measure's view on a ramp that began as a scale-in ended: a steady half hour at 60 % CPU,
+    the scale-in's plan (its moves held requests back: the CPU measured dipped to 50 %), then
+    the demand rising 15 % a decision. `remembered`: the memory still holds that scale-in
+    (DemandMemory.shrunk, as rules/shrink.py leaves it until the scale-in is proved safe)."""
+    base = queued_snapshot([0.6] * 4)
+    t0 = base.taken_at.timestamp()
+    memory = DONE
+
+    def decide(cpu: float, at: float):
+        nonlocal memory
+        ctx = context(later(queued_snapshot([cpu] * 4), at), policy, memory, observers=(Measure(),))
+        memory = with_rules_memory(memory, ctx.memory, memory.step)
+        return ctx.view
+
+    for i in range(60):
+        decide(0.6, 30.0 * i - 1800.0)
+    if remembered:
+        rules = read_memory(memory.history)
+        rules = replace(rules, demand=replace(rules.demand, shrunk=ScaleIn(5, t0, 2.4)))
+        memory = with_rules_memory(memory, rules, memory.step)
+    for i, cpu in enumerate((0.6, 0.5, 0.55)):  # the scale-in's plan: decided at 0, 30 s each
+        decide(cpu, 30.0 * i)
+    memory = memory.with_plan_ended(t0 + 90.0)
+    view = None
+    for i, cpu in enumerate((0.62, 0.71, 0.82, 0.94, 1.0)):
+        view = decide(cpu, 90.0 + 30.0 * i)
+    return view
+
+
+def test_a_ramp_right_after_a_scale_in_is_followed_though_the_plan_dipped_the_demand():
+    after = _scale_in_then_ramp(SIZED, remembered=True)
+    forgotten = _scale_in_then_ramp(SIZED, remembered=False)
+    assert after is not None and forgotten is not None
+    # the dip's falls, judged against the ramp that came, would silence the ramp's slope
+    assert forgotten.forecast.skill < 0.5
+    assert after.forecast.skill > 0.8
+    assert after.forecast.ahead > forgotten.forecast.ahead
