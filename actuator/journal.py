@@ -215,6 +215,12 @@ class Journal:
                 (plan_id, at, level, idx, redact(message)))
 
     @staticmethod
+    def _update_step(plan_id: str, idx: int, fields: Mapping[str, Any]):
+        sets = ", ".join(f"{k} = ?" for k in fields)
+        return (f"UPDATE steps SET {sets} WHERE plan_id = ? AND idx = ?",
+                (*fields.values(), plan_id, idx))
+
+    @staticmethod
     def _insert_step(plan_id: str, step: Mapping[str, Any]):
         cols = [c for c in STEP_COLUMNS if c in step]
         sql = (f"INSERT INTO steps (plan_id, {', '.join(cols)}) "
@@ -244,11 +250,7 @@ class Journal:
     def update_step(self, plan_id: str, idx: int, now: float, *, event: str | None = None,
                     level: str = "info", **fields: Any) -> None:
         fields = _redacted(fields)
-        stmts = []
-        if fields:
-            sets = ", ".join(f"{k} = ?" for k in fields)
-            stmts.append((f"UPDATE steps SET {sets} WHERE plan_id = ? AND idx = ?",
-                          (*fields.values(), plan_id, idx)))
+        stmts = [self._update_step(plan_id, idx, fields)] if fields else []
         if event:
             stmts.append(self._event(plan_id, now, level, idx, event))
         if stmts:
@@ -258,12 +260,7 @@ class Journal:
                      now: float, *, event: str) -> None:
         """Several steps' changes and one plan event, in one write: a crash leaves all of them
         applied or none (the executor's cut_short cancels a scale-in's remaining steps so)."""
-        stmts = []
-        for idx, fields in updates:
-            fields = _redacted(dict(fields))
-            sets = ", ".join(f"{k} = ?" for k in fields)
-            stmts.append((f"UPDATE steps SET {sets} WHERE plan_id = ? AND idx = ?",
-                          (*fields.values(), plan_id, idx)))
+        stmts = [self._update_step(plan_id, idx, _redacted(dict(fields))) for idx, fields in updates]
         stmts.append(self._event(plan_id, now, "info", None, event))
         self._write(f"update {len(updates)} steps", stmts)
 
@@ -273,10 +270,7 @@ class Journal:
         """Derived steps (e.g. the moves evacuating a node) and their parent's new sub-state, in one write."""
         stmts = [self._insert_step(plan_id, s) for s in steps]
         if parent_update is not None and parent_update[1]:
-            idx, fields = parent_update
-            sets = ", ".join(f"{k} = ?" for k in fields)
-            stmts.append((f"UPDATE steps SET {sets} WHERE plan_id = ? AND idx = ?",
-                          (*fields.values(), plan_id, idx)))
+            stmts.append(self._update_step(plan_id, *parent_update))
         if event:
             stmts.append(self._event(plan_id, now, "info", parent_update[0] if parent_update else None, event))
         self._write(f"add {len(steps)} steps", stmts)
