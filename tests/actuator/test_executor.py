@@ -17,10 +17,12 @@ from tests.actuator.plans import (
 )
 
 
-def executor(world: FakeCluster, datastore=None, **overrides) -> Executor:
-    """An executor on the fake world (its own datastore driver, or `datastore` in its place)."""
+def executor(world: FakeCluster, datastore=None, journal: Journal | None = None,
+             **overrides) -> Executor:
+    """An executor on the fake world (its own datastore driver, or `datastore` in its place;
+    a journal in memory, or `journal`)."""
     return Executor(world.infra, datastore or world.datastore, ExecutorSettings(**overrides),
-                    world.clock, world.cluster, Journal(":memory:"))
+                    world.clock, world.cluster, journal or Journal(":memory:"))
 
 
 def ops(world: FakeCluster, op: str) -> list[tuple]:
@@ -649,13 +651,14 @@ def test_an_extension_that_removes_or_comes_after_the_launches_is_refused():
     assert len(ops(world, "launch")) == 1
 
 
+PACED = {"max_concurrent_moves": 1, "scale_in_move_gap_s": 20}
+
+
 def _cut_mid_scale_in(world: FakeCluster, journal: Journal | None = None) -> Executor:
     """A paced scale-in of rs1 (five regions to rs2) run until one region has landed and one
     is moving; then the demand turns."""
     plan = _scale_in_of_two_tables(world)
-    ex = Executor(world.infra, world.datastore,
-                  ExecutorSettings(max_concurrent_moves=1, scale_in_move_gap_s=20),
-                  world.clock, world.cluster, journal or Journal(":memory:"))
+    ex = executor(world, journal=journal, **PACED)
     ex.submit(plan, "p1")
     for _ in range(200):
         ex.tick()
@@ -724,12 +727,10 @@ def test_a_crash_while_cutting_short_leaves_the_scale_in_whole_and_a_cut_survive
         ex.cut_short("demand rose")
     steps = Journal(path, readonly=True).load_steps("p1")
     assert not [r for r in steps if r["state"] == "cancelled"]  # all or nothing: nothing
-    fresh = Executor(world.infra, world.datastore, ExecutorSettings(max_concurrent_moves=1,
-                     scale_in_move_gap_s=20), world.clock, world.cluster, Journal(path))
+    fresh = executor(world, journal=Journal(path), **PACED)
     fresh.resume()
     assert fresh.cut_short("demand rose") > 0
-    again = Executor(world.infra, world.datastore, ExecutorSettings(max_concurrent_moves=1,
-                     scale_in_move_gap_s=20), world.clock, world.cluster, Journal(path))
+    again = executor(world, journal=Journal(path), **PACED)
     again.resume()  # restarted after the cut: the cut steps stay cancelled
     assert run_to_end(again, world).state == "done"
     assert not ops(world, "terminate") and RS1 in set(actual_layout(world).values())
