@@ -156,14 +156,15 @@ class ScaleInSettings(_Section):
 
 
 class PredictionSettings(_Section):
-    """Predictive scale-out (the default met; docs/policy.md)."""
+    """Predictive scale-out: the load's cycle (the default met; docs/policy.md)."""
 
     cycle_s: float | None = _like(PolicyConfig, "predict_cycle_s")
+    detect: bool = _like(PolicyConfig, "detect_cycle")
 
 
 # Internal fields a level-1 key (or another section's key) sets: never written under advanced.
 LEVEL_1_INTERNALS = frozenset({"name", "paper_faithful", "min_nodes", "max_nodes", "warmup_s",
-                               "latency_slo_ms", "latency_gate", "predict_cycle_s",
+                               "latency_slo_ms", "latency_gate", "predict_cycle_s", "detect_cycle",
                                "move_mb_s", "target_scale_in_window_s"})
 ADVANCED_FIELDS = tuple(n for n in PolicyConfig.model_fields if n not in LEVEL_1_INTERNALS)
 
@@ -218,7 +219,8 @@ class PolicySettings(_Section):
             "min_nodes": self.min_nodes, "max_nodes": self.max_nodes,
             "latency_slo_ms": None if slo in (None, "off") else slo,
             "latency_gate": slo != "off",
-            "predict_cycle_s": self.prediction.cycle_s}
+            "predict_cycle_s": self.prediction.cycle_s,
+            "detect_cycle": self.prediction.detect}
         if preset.warms_up:
             out["warmup_s"] = self.cooldown_s()
         if preset.scale_in_window is not None:

@@ -25,9 +25,11 @@ Pure: values in, values out; the decision memory keeps the recent samples.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+
+from decision.demand_cycle import CycleAhead
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,13 @@ class Forecast:
     slope: float  # node-loads per second, the least-squares line of the recent demand
     skill: float = 1.0  # the share of the slope's rise followed (its record, `skill`)
     judged: int = 0  # past forecasts that record rests on
+    cycle: CycleAhead | None = None  # what the last cycle says of the stretch ahead, if known
+
+    def with_cycle(self, cycle: CycleAhead | None) -> Forecast:
+        """This forecast, at least what the last cycle had over the same stretch ahead."""
+        if cycle is None:
+            return self
+        return replace(self, ahead=max(self.ahead, cycle.demand), cycle=cycle)
 
 
 @dataclass(frozen=True)

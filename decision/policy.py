@@ -251,13 +251,38 @@ class PolicyConfig(BaseModel):
         1.1, ge=0, description="Seconds a partition is unavailable while it moves (measured "
         "on the local HBase 2.6.4: ~1.1 s per region move).")
     predict_cycle_s: float | None = Field(
-        None, gt=0, description="Predictive scale-out (opt-in; None: off): the length of the "
-        "load's cycle, e.g. 86400 for a daily one. The default `met` remembers, for each "
-        "`predict_bucket_s` of the cycle, the nodes its demand asked for when capacity was short "
-        "(ceil(sum utilisation / target_utilisation)); when the last cycle was short within "
-        "the next `predict_lead_s`, it scales out now (at most doubling the cluster) so the new nodes are "
-        "booted and warm when the load comes, and it does not scale in then. Never scales in "
-        "on a prediction; a predicted scale-out is not judged by verify_after_acting.")
+        None, gt=0, description="The length of the load's cycle, when the operator knows it "
+        "(e.g. 86400 for a daily one; None: found in the demand's own record when "
+        "detect_cycle, else none). Sized from demand (the default): the forecast is at least "
+        "the most demand the last cycle had over the lead time ahead, scaled by how the "
+        "demand now compares with the same time then (decision/demand_cycle.py): nodes come "
+        "before the peak and stay through it; never fewer nodes on a prediction. MET's marks "
+        "(size_from_demand: false): for each `predict_bucket_s` of the cycle, the nodes its "
+        "demand asked for when capacity was short (ceil(sum utilisation / "
+        "target_utilisation)); when the last cycle was short within the next "
+        "`predict_lead_s`, it scales out now (at most doubling the cluster) and does not scale "
+        "in then; a predicted scale-out is not judged by verify_after_acting.")
+    detect_cycle: bool = Field(
+        True, description="With size_from_demand and no predict_cycle_s: look for a cycle in "
+        "the demand's own record (periods of min_cycle_s to max_cycle_s) and, once its last "
+        "period repeated the one before (cycle_match, cycle_swing), forecast as with "
+        "predict_cycle_s. A cycle must happen twice to be found.")
+    min_cycle_s: float = Field(
+        600.0, gt=0, allow_inf_nan=False, description="The shortest cycle looked for, s "
+        "(assumption: a cycle shorter than about two scale-out lead times cannot be followed "
+        "by booting nodes).")
+    max_cycle_s: float = Field(
+        14400.0, gt=0, allow_inf_nan=False, description="The longest cycle looked for, s: the "
+        "record keeps twice this, at most 1,024 steps of at least 30 s (a daily or weekly "
+        "cycle: say so with predict_cycle_s, `policy.prediction.cycle_s`).")
+    cycle_match: float = Field(
+        0.5, gt=0, allow_inf_nan=False, description="A period is a cycle when the root mean "
+        "square of its last two repetitions' difference is at most this share of the last "
+        "one's standard deviation (a flat, noisy load reads about 1.4, a ramp over 3; "
+        "assumption).")
+    cycle_swing: float = Field(
+        0.3, ge=0, allow_inf_nan=False, description="... and its demand swings by at least "
+        "this share of its mean (a steady load's noise is no cycle to follow; assumption).")
     predict_lead_s: float = Field(
         600.0, gt=0, description="How far ahead the prediction looks: a new node's boot, join "
         "and cache warm-up (~10 min for a node to be fully operational and monitored, tiramola "
@@ -434,8 +459,15 @@ class PolicyConfig(BaseModel):
             raise ValueError("data_placement: store (the data store places its data) needs "
                              "paper_faithful: false and move_only_what_pays: true: MET's full "
                              "re-placement moves partitions, which such a store cannot do")
-        if self.predict_cycle_s is not None:
-            for name in ("predict_cycle_s", "predict_lead_s", "predict_bucket_s"):
+        if not self.min_cycle_s < self.max_cycle_s:
+            raise ValueError(f"min_cycle_s ({self.min_cycle_s:g}) must be below max_cycle_s "
+                             f"({self.max_cycle_s:g})")
+        if self.predict_cycle_s is not None and not math.isfinite(self.predict_cycle_s):
+            raise ValueError(f"predict_cycle_s must be a finite number of seconds, got "
+                             f"{self.predict_cycle_s}")
+        if self.predict_cycle_s is not None and not self.size_from_demand:
+            # MET's marks remember the cycle in slots read predict_lead_s ahead
+            for name in ("predict_lead_s", "predict_bucket_s"):
                 if not math.isfinite(getattr(self, name)):
                     raise ValueError(f"{name} must be a finite number of seconds, got "
                                      f"{getattr(self, name)}")

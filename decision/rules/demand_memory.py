@@ -1,6 +1,7 @@
 """What sizing from demand remembers between decisions, typed, and its `met.*` keys: the
 capacity each profile taught (decision/capacity.py), the demand's trend (decision/forecast.py),
-the demand of the last few decisions (the scale-in window), the scale-out lead time
+the demand of the last few decisions (the scale-in window), the demand at fixed steps over its
+last cycles (decision/demand_cycle.py), the scale-out lead time
 (decision/lead_time.py), the scale-out whose lead is still to be measured, and the partitions
 the plan in flight moves (an extension plans on the placement that plan leads to), and each
 node's call queue at the last decision (its growth is demand, decision/demand.py).
@@ -10,11 +11,13 @@ other keys; a record missing one of its keys is forgotten, never guessed at.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from decision.capacity import Learned
 from decision.demand import QueueSeen
+from decision.demand_cycle import MAX_STEPS, MISSING, DemandRecord
 from decision.forecast import Recent
 from decision.lead_time import LeadTime
 
@@ -34,6 +37,9 @@ QUEUED = "met.queued:"      # + partition id: moved by the plan in flight (value
 PLAN_NODES = "met.plan_nodes:"  # + node id: active when the plan in flight was decided
 QUEUE = "met.queue:"        # + node id: calls in its RPC queue at the last decision
 QUEUE_AT = "met.queue_at"   # taken_at of that decision
+CYCLE_STEP = "met.demand_step_s"  # the demand record's step, s
+CYCLE_START = "met.demand_start"  # taken_at its first step starts
+CYCLE_D = "met.demand_d:"   # + step index: the most demand (node-loads) measured in it
 
 _LEARNED = ("xx0", "xx1", "xx2", "xx3", "xx4", "xx5", "xy0", "xy1", "xy2", "yy", "weight",
             "service_ms", "at")
@@ -63,6 +69,7 @@ class DemandMemory:
     queued: frozenset[str] = frozenset()  # partitions the plan in flight moves
     plan_nodes: frozenset[str] = frozenset()  # nodes active when that plan was decided
     queues: Mapping[str, QueueSeen] = field(default_factory=dict)  # by node, last decision
+    cycle: DemandRecord = DemandRecord()  # the demand at fixed steps, for its cycle
 
 
 def _learned_values(x: Learned) -> dict[str, float | None]:
@@ -113,10 +120,26 @@ def read_demand(mine: Mapping[str, float]) -> tuple[DemandMemory, set[str]]:
     used.add(QUEUE_AT)
     queues = {k[len(QUEUE):]: QueueSeen(mine[QUEUE_AT], v) for k, v in mine.items()
               if k.startswith(QUEUE) and len(k) > len(QUEUE) and QUEUE_AT in mine}
+    cycle, cycle_keys = _read_cycle(mine)
+    used.update(cycle_keys)
     return DemandMemory(capacity, Recent(tuple(sorted(samples))), lead, mine.get(LEAD_FROM),
                         mine.get(SIZED_FOR), shrunk, floor,
                         mine.get(FLOOR_UNTIL) if floor is not None else None, rise[0], rise[1],
-                        queued, plan_nodes, queues), used
+                        queued, plan_nodes, queues, cycle), used
+
+
+def _read_cycle(mine: Mapping[str, float]) -> tuple[DemandRecord, set[str]]:
+    """The demand record, and its keys. Steps are read from the first on while they follow
+    each other; a record without its step or start, or with none of its steps, is empty."""
+    keys = {k for k in mine if k.startswith(CYCLE_D)} | {CYCLE_STEP, CYCLE_START}
+    step, start = mine.get(CYCLE_STEP), mine.get(CYCLE_START)
+    if step is None or start is None or not (math.isfinite(step) and step > 0 and math.isfinite(start)):
+        return DemandRecord(), keys
+    values: list[float] = []
+    while f"{CYCLE_D}{len(values)}" in mine and len(values) < MAX_STEPS:
+        v = mine[f"{CYCLE_D}{len(values)}"]
+        values.append(v if math.isfinite(v) and v >= 0 else MISSING)
+    return (DemandRecord(step, start, tuple(values)) if values else DemandRecord(step)), keys
 
 
 def demand_pairs(memory: DemandMemory) -> dict[str, float]:
@@ -146,6 +169,10 @@ def demand_pairs(memory: DemandMemory) -> dict[str, float]:
         out[PLAN_NODES + node] = 1.0
     for node, seen in sorted(memory.queues.items()):
         out[QUEUE + node], out[QUEUE_AT] = seen.queue, seen.at
+    if memory.cycle.start_at is not None and memory.cycle.values:
+        out[CYCLE_STEP], out[CYCLE_START] = memory.cycle.step_s, memory.cycle.start_at
+        for i, v in enumerate(memory.cycle.values):
+            out[f"{CYCLE_D}{i}"] = v
     return out
 
 

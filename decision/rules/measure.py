@@ -12,8 +12,10 @@ what the snapshot teaches and build the demand view the sizing rules read (rules
     lead time  the last scale-out's decision to the end of its plan (the control loop records
                the end), learned (decision/lead_time.py); scale_out_lead_s until then
     forecast   the least-squares slope of the demand of the last trend_window_s, over the lead
-               time and the time to the next decision (decision/forecast.py), and the peak of
-               the last scale_in_window_s
+               time and the time to the next decision (decision/forecast.py), at least what
+               the last cycle had over that stretch when the demand has one (predict_cycle_s,
+               or found with detect_cycle: decision/demand_cycle.py), and the peak of the last
+               scale_in_window_s
     floor      a scale-in after which a node turned short within warmup_s at the same demand
                was one node too many: no scale-in below its size for scale_in_floor_s
     short      nodes whose requests queue or are dropped, or whose requests take longer than
@@ -21,14 +23,17 @@ what the snapshot teaches and build the demand view the sizing rules read (rules
 """
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
 
 from decision.capacity import Sample, capacity, learn_all
 from decision.demand import Demands, demands, queues_seen
+from decision.demand_cycle import MAX_STEPS, CycleAhead, DemandRecord, find_period, last_cycle_ahead
 from decision.forecast import forecast, skill
 from decision.lead_time import LeadTime
+from decision.policy import PolicyConfig
 from decision.rules.demand_memory import DemandMemory
 from decision.rules.diagnose import latency_slo
 from decision.rules.memory import warming_up
@@ -119,6 +124,42 @@ def _verify_scale_in(memory: DemandMemory, ctx: Context, short: bool,
     return memory
 
 
+CYCLE_STEP_S = 30.0  # the demand record's finest step: a decision's pace (loop.sample_interval_s)
+
+
+def cycle_keep_s(policy: PolicyConfig) -> float:
+    """How much of the demand the cycle record keeps: the operator's period and half again (the
+    stretch ahead is read one period back), or two of the longest periods looked for (one is
+    found by the one before it); nothing when neither."""
+    if policy.predict_cycle_s is not None:
+        return 1.5 * policy.predict_cycle_s
+    return 2.0 * policy.max_cycle_s if policy.detect_cycle else 0.0
+
+
+def cycle_step_s(keep_s: float) -> float:
+    """The record's step: CYCLE_STEP_S, or a whole number of them that keeps it in MAX_STEPS."""
+    return CYCLE_STEP_S * max(1, math.ceil(keep_s / (MAX_STEPS * CYCLE_STEP_S) - 1e-9))
+
+
+def _cycle(record: DemandRecord, policy: PolicyConfig, now: float, demand: float,
+           horizon_s: float) -> tuple[DemandRecord, CycleAhead | None]:
+    """The record with the demand now, and what its cycle says of the next `horizon_s`."""
+    keep = cycle_keep_s(policy)
+    if keep <= 0:
+        return DemandRecord(), None
+    step = cycle_step_s(keep)
+    record = (record if record.step_s == step else DemandRecord(step)).add(now, demand, keep)
+    period, found = policy.predict_cycle_s, False
+    if period is None:
+        seen = find_period(record, min_s=policy.min_cycle_s, max_s=policy.max_cycle_s,
+                           match=policy.cycle_match, swing=policy.cycle_swing)
+        period, found = (seen.period_s, True) if seen is not None else (None, False)
+    if period is None:
+        return record, None
+    return record, last_cycle_ahead(record, now, period, horizon_s, policy.trend_window_s,
+                                    found=found)
+
+
 class Measure(Rule):
     name = "measure"
     switch = "size_from_demand"
@@ -158,12 +199,14 @@ class Measure(Rule):
                        prior_rise=policy.forecast_skill_prior, held=_scale_in_plan(ctx, mem),
                        **trend) \
             if policy.forecast_skill else (1.0, 0)
-        ahead = forecast(recent, d.total, horizon, skill=record[0], judged=record[1], **trend)
+        cycle, ahead_of_cycle = _cycle(mem.cycle, policy, now, d.total, horizon)
+        ahead = forecast(recent, d.total, horizon, skill=record[0], judged=record[1],
+                         **trend).with_cycle(ahead_of_cycle)
         short = tuple(n.node for n in d.nodes if n.queued or (
             slo is not None and n.latency_ms is not None and n.latency_ms > slo))
         slow = tuple(n.node for n in d.nodes if slo is not None and n.latency_ms is not None
                      and n.latency_ms > slo * policy.scale_in_latency_fraction)
-        mem = _rise(replace(mem, capacity=learned, recent=recent), policy, now, lead)
+        mem = _rise(replace(mem, capacity=learned, recent=recent, cycle=cycle), policy, now, lead)
         rise = max(1.0 + policy.scale_in_growth, mem.rise or 1.0)
         view = DemandView(d, profile, cap, u_max, ahead, lead_time,
                           recent.peak(since=now - policy.scale_in_window_s),

@@ -1,6 +1,7 @@
-"""Predictive scale-out (opt-in, `predict_cycle_s`): before a time of the cycle that was short
-of nodes the last cycle, add them, the new nodes taking the partitions that load woke; and no
-scale-in then.
+"""Predictive scale-out by MET's marks (opt-in, `predict_cycle_s` with size_from_demand: false;
+sized from demand, the last cycle is in the demand's forecast instead: rules/measure.py): before
+a time of the cycle that was short of nodes the last cycle, add them, the new nodes taking the
+partitions that load woke; and no scale-in then.
 
     observe   every decision writes into its slot of the cycle what that time asked for
               (rules/cycle.py): while short of capacity, the nodes the demand asks for (at
@@ -34,7 +35,8 @@ class PredictedScaleOut(Rule):
     switch = "predict_cycle_s"
 
     def enabled(self, policy: PolicyConfig) -> bool:
-        return policy.predict_cycle_s is not None
+        # sized from demand, the cycle is in the demand's forecast instead (rules/measure.py)
+        return policy.predict_cycle_s is not None and not policy.size_from_demand
 
     def observe(self, ctx: Context) -> Context:
         if not self.enabled(ctx.policy):

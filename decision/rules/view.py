@@ -61,9 +61,16 @@ class DemandView:
         margin = f" less {self.headroom:.0%} headroom" if self.headroom > 0 else ""
         record = (f"; its trend followed x{f.skill:.2f}, as far as the rises of its last "
                   f"{f.judged} forecasts came true" if f.judged else "")
+        cycle = ""
+        if f.cycle is not None:
+            c = f.cycle
+            cycle = (f"; the last cycle ({c.period_s:,.0f} s, "
+                     f"{'found in the demand' if c.found else 'prediction.cycle_s'}) had "
+                     f"{c.demand:.2f} node-loads over that stretch (x{c.level:.2f}, the demand "
+                     "now against the same time then)")
         return (f"demand {f.now:.2f} node-loads{asked}, {f.ahead:.2f} forecast in "
-                f"{f.horizon_s:.0f} s ({self.lead.words()}{record}), peak {self.peak:.2f} over the "
-                f"scale-in window; {cap}{margin}")
+                f"{f.horizon_s:.0f} s ({self.lead.words()}{record}{cycle}), peak {self.peak:.2f} "
+                f"over the scale-in window; {cap}{margin}")
 
 
 __all__ = ["DemandView"]

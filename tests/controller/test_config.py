@@ -381,6 +381,17 @@ def test_behaviour_windows_feed_the_loop_and_the_policy(tmp_path):
     assert (tt.policy.target_scale_in_window_s, tt.loop.scale_in_stabilization_s) == (60, 0)
 
 
+def test_the_loads_cycle_given_found_or_not_looked_for(tmp_path):
+    default = load_config(write(tmp_path, "d.yaml", "policy:\n  preset: met\n")).policy
+    assert default.detect_cycle and default.predict_cycle_s is None
+    c = load_config(write(tmp_path, "c.yaml", "policy:\n  prediction:\n    cycle_s: 1200\n"
+                          "    detect: false\n  advanced:\n    max_cycle_s: 7200\n"))
+    assert (c.policy.predict_cycle_s, c.policy.detect_cycle, c.policy.max_cycle_s) == (1200, False, 7200)
+    err = bad(load_config, write(tmp_path, "b.yaml", "policy:\n  advanced:\n    min_cycle_s: 9000\n"
+                                 "    max_cycle_s: 600\n"))
+    assert "min_cycle_s" in str(err) and "b.yaml" in str(err)
+
+
 def _named(doc: dict) -> dict:
     """A config names its cluster and data store (`validate` refuses one that does not)."""
     doc.setdefault("cluster", "demo")

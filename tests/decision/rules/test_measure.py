@@ -11,7 +11,9 @@ import pytest
 from decision.rules.demand_memory import ScaleIn
 from decision.rules.measure import Measure
 from decision.rules.memory import read_memory, with_rules_memory
-from tests.fixtures.rules import DONE, SIZED, context, watched
+from decision.model import Plan
+from decision.rules.size import SizeToDemand
+from tests.fixtures.rules import DONE, SIZED, context, sized, watched
 from tests.fixtures.snapshots import later, queued_snapshot
 
 
@@ -110,3 +112,57 @@ def test_a_ramp_right_after_a_scale_in_is_followed_though_the_plan_dipped_the_de
     assert forgotten.forecast.skill < 0.5
     assert after.forecast.skill > 0.8
     assert after.forecast.ahead > forgotten.forecast.ahead
+
+
+PERIOD_S = 1200.0  # a 20-minute cycle: 300 s of peak (85 % CPU) in 900 s of trough (20 %)
+
+
+def _cycling(policy, cycles: float):
+    """The memory after `cycles` of that cycle on four nodes, decided every 30 s (only Measure
+    observes: the cluster stays at four), and the snapshot 30 s after: 300 s before a peak."""
+    memory = DONE
+    steps = int(cycles * PERIOD_S / 30.0)
+    for i in range(steps):
+        t = 30.0 * i
+        cpu = 0.85 if 600.0 <= t % PERIOD_S < 900.0 else 0.2
+        snap = later(queued_snapshot([cpu] * 4), t - 30.0 * steps)
+        memory = with_rules_memory(memory, context(snap, policy, memory,
+                                                   observers=(Measure(),)).memory, memory.step)
+    return memory, queued_snapshot([0.2] * 4)
+
+
+def test_a_cycle_seen_twice_raises_the_forecast_before_its_peak_comes_again():
+    # 2,700 s in: two cycles and a quarter seen, the third peak 300 s ahead, the trend flat
+    memory, now = _cycling(SIZED, 2.25)
+    view = context(now, SIZED, memory, observers=(Measure(),)).view
+    assert view is not None and view.forecast.cycle is not None
+    assert view.forecast.cycle.found
+    assert view.forecast.cycle.period_s == pytest.approx(PERIOD_S, abs=30.0)
+    # the last peak's demand, four nodes at 85 %, against 0.8 node-loads now
+    assert view.forecast.now == pytest.approx(0.8, rel=0.05)
+    assert view.forecast.ahead == pytest.approx(3.4, rel=0.1)
+    assert "the last cycle (1,200 s, found in the demand)" in view.words()
+
+
+def test_its_nodes_are_bought_a_lead_time_before_the_peak_and_not_on_the_first_cycle():
+    # the same moment with cycle detection off, and 1,200 s earlier (one cycle seen): no
+    # node is short, the trend is flat, so nothing but the cycle asks for nodes
+    def scale_out(policy, cycles):
+        memory, now = _cycling(policy, cycles)
+        return sized(SizeToDemand(), now, policy, memory)
+
+    found = scale_out(SIZED, 2.25)
+    blind = scale_out(SIZED.model_copy(update={"detect_cycle": False}), 2.25)
+    first = scale_out(SIZED, 1.25)
+    assert isinstance(found, Plan) and found.sizing.target >= 4 + 1
+    assert "the last cycle" in found.sizing.reason
+    assert blind is None and first is None
+
+
+def test_a_cycle_the_operator_gives_is_followed_from_its_second_cycle():
+    given = SIZED.model_copy(update={"predict_cycle_s": PERIOD_S, "detect_cycle": False})
+    memory, now = _cycling(given, 1.25)  # one cycle and a quarter: too soon to find one
+    view = context(now, given, memory, observers=(Measure(),)).view
+    assert view is not None and view.forecast.cycle is not None
+    assert not view.forecast.cycle.found and view.forecast.ahead == pytest.approx(3.4, rel=0.1)
+    assert "prediction.cycle_s" in view.words()

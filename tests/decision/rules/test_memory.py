@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from decision.demand import QueueSeen
+from decision.demand_cycle import MISSING, DemandRecord
 from decision.model import DecisionMemory
 from decision.rules.demand_memory import DemandMemory
 from decision.rules.memory import (
@@ -100,6 +101,27 @@ def test_the_call_queues_of_the_last_decision_read_back_for_the_next():
     # a queue without the time it was seen is forgotten, not guessed at
     pairs = [(k, v) for k, v in memory_pairs(memory) if k != "met.queue_at"]
     assert read_memory(pairs).demand.queues == {}
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.floats(0, 50) | st.just(MISSING), min_size=1, max_size=300),
+       st.sampled_from([30.0, 60.0, 450.0]), finite)
+def test_the_demand_record_reads_back_as_it_was_written(values, step, start):
+    # a restarted daemon finds the cycle it had found: the record is its memory of the demand
+    record = DemandRecord(step, start, tuple(values))
+    assert read_memory(memory_pairs(RulesMemory(demand=DemandMemory(cycle=record)))).demand.cycle == record
+
+
+def test_a_demand_record_edited_by_hand_reads_what_it_can():
+    record = DemandRecord(30.0, 1795344800.0, (1.0, 2.0, 3.0))
+    pairs = memory_pairs(RulesMemory(demand=DemandMemory(cycle=record)))
+    edited = [(k, float("nan") if k == "met.demand_d:1" else v) for k, v in pairs
+              if k != "met.demand_d:2"]
+    # a step that is no demand is a step not seen; the steps stop at the first one missing
+    assert read_memory(edited).demand.cycle == DemandRecord(30.0, 1795344800.0, (1.0, MISSING))
+    no_step = [(k, v) for k, v in pairs if k != "met.demand_step_s"]
+    assert read_memory(no_step).demand.cycle == DemandRecord()
+    assert not [k for k, _ in read_memory(no_step).kept if k.startswith("met.demand")]
 
 
 def test_warm_up_runs_from_the_end_of_the_plan_not_from_the_decision():

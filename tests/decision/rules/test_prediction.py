@@ -12,13 +12,14 @@ from pydantic import ValidationError
 
 from decision import decide
 from decision.model import DecisionMemory
+from decision.policy import PolicyConfig
 from decision.rules.cycle import predicted_need, record_need
 from decision.rules.memory import RulesMemory, memory_pairs
 from decision.rules.cycle import Prediction, slot_of
 from decision.rules.prediction import PredictedScaleOut
 from decision.rules.rule import Carry, Change
 from tests.decision.plan_checks import check_plan
-from tests.fixtures.rules import alone, context, marks
+from tests.fixtures.rules import SIZED, alone, context, marks
 from tests.fixtures.snapshots import (
     even_snapshot as even, later, make_snapshot, partition, snapshots, spread_partitions,
 )
@@ -67,6 +68,16 @@ def test_the_lead_must_leave_the_slots_ahead_to_the_last_cycle():
         marks(predict_cycle_s=86400.0, predict_bucket_s=1.0)
     with pytest.raises(ValidationError, match="predict_cycle_s must be a finite number"):
         marks(predict_cycle_s=float("inf"))
+
+
+def test_sized_from_demand_the_cycle_is_the_forecasts_and_any_length_is_accepted():
+    # the slots and their lead are MET's marks'; the default reads the cycle into its forecast
+    # (rules/measure.py), so a 20-minute cycle with the marks' 600-s lead is no contradiction
+    sized_cycle = SIZED.model_copy(update={"predict_cycle_s": 1000.0})
+    assert PolicyConfig.model_validate(sized_cycle.model_dump()).predict_cycle_s == 1000.0
+    assert not PredictedScaleOut().enabled(sized_cycle) and PredictedScaleOut().enabled(HOUR)
+    with pytest.raises(ValidationError, match="min_cycle_s"):
+        PolicyConfig(min_cycle_s=3600.0, max_cycle_s=600.0)
 
 
 def test_new_nodes_ahead_of_a_peak_also_get_their_share_of_the_idle_partitions():
