@@ -6,9 +6,10 @@ A load with a cycle (a day's peaks, reports every twenty minutes, a weekly batch
 same time of each cycle. A trend sees such a rise only once it has begun, a scale-out's lead time
 (~6 minutes) too late; the last cycle saw it coming. The forecast the default policy sizes from
 is therefore the larger of the trend's (decision/forecast.py) and the most demand the last cycle
-had over the same stretch ahead, scaled by how the demand now compares with the same time of the
-last cycle (a week's weekend, a month's growth). It only ever raises the forecast: it adds
-nodes ahead of a peak and keeps them through it, and never removes one by itself.
+had over the same stretch ahead, scaled down when the demand now is lower than at the same time
+of the last cycle (a weekend after a week; never up: growth beyond the last cycle is the trend's
+to follow). It only ever raises the forecast: it adds nodes ahead of a peak and keeps them
+through it, and never removes one by itself.
 
 A period is found, not assumed: the last whole period of the record must repeat the one before
 it, step by step, to within `match` of its own spread (the root mean square of the two periods'
@@ -107,15 +108,15 @@ class CycleAhead:
 
     period_s: float
     demand: float   # the most demand over the stretch ahead, as the last cycle had it x level
-    level: float    # the demand now over the same time of the last cycle (within [0.5, 2])
+    level: float    # the demand now over the same time of the last cycle, within [0.5, 1]
     found: bool     # found in the record (False: the period the operator gave)
 
 
 def last_cycle_ahead(record: DemandRecord, now: float, period_s: float, horizon_s: float,
                      level_window_s: float, *, found: bool = False) -> CycleAhead | None:
     """The most demand of the last cycle over [now, now + horizon_s] shifted back one period,
-    scaled by the demand of the last `level_window_s` over the same stretch of the last cycle;
-    None while the record does not reach that far back."""
+    scaled by the demand of the last `level_window_s` over the same stretch of the last cycle
+    when that is lower (at most halved); None while the record does not reach that far back."""
     start = record.start_at
     if start is None or period_s <= 0 or not record.values:
         return None
