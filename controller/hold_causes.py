@@ -99,9 +99,13 @@ CAUSES: tuple[Cause, ...] = (
           "`policy.advanced.move_only_what_pays`, `policy.advanced.move_payback_s`"),
     Cause("nothing_pays", "policy",
           "No node overloaded and no move pays for itself; the words say which scale-in rule "
-          "kept the size.",
+          "kept the size (sized from demand: the demand now, its forecast and its recent peak "
+          "did not fit fewer nodes with room to rise; the forecast includes the last cycle's "
+          "peak when it is within the lead time ahead).",
           "`policy.advanced.scale_in_on_headroom`, `policy.advanced.scale_in_headroom`, "
-          "`policy.advanced.scale_in_latency_fraction`, `policy.advanced.move_payback_s`",
+          "`policy.advanced.scale_in_latency_fraction`, `policy.advanced.move_payback_s`; sized "
+          "from demand: `policy.advanced.scale_in_band`, `policy.advanced.scale_in_growth`, "
+          "`policy.prediction.cycle_s`, `policy.prediction.detect`",
           benign=True),
     Cause("plan_in_flight", "policy",
           "A plan is being carried out: the default met sized from demand, asked at each sample "
