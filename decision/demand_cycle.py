@@ -111,6 +111,10 @@ class CycleAhead:
     level: float    # the demand now over the same time of the last cycle, within [0.5, 1]
     found: bool     # found in the record (False: the period the operator gave)
 
+    def words(self) -> str:
+        return (f"the last cycle ({self.period_s:,.0f} s, "
+                f"{'found in the demand' if self.found else 'prediction.cycle_s'})")
+
 
 def last_cycle_ahead(record: DemandRecord, now: float, period_s: float, horizon_s: float,
                      level_window_s: float, *, found: bool = False) -> CycleAhead | None:

@@ -64,10 +64,8 @@ class DemandView:
         cycle = ""
         if f.cycle is not None:
             c = f.cycle
-            cycle = (f"; the last cycle ({c.period_s:,.0f} s, "
-                     f"{'found in the demand' if c.found else 'prediction.cycle_s'}) had "
-                     f"{c.demand:.2f} node-loads over that stretch (x{c.level:.2f}, the demand "
-                     "now against the same time then)")
+            cycle = (f"; {c.words()} had {c.demand:.2f} node-loads over that stretch "
+                     f"(x{c.level:.2f}, the demand now against the same time then)")
         return (f"demand {f.now:.2f} node-loads{asked}, {f.ahead:.2f} forecast in "
                 f"{f.horizon_s:.0f} s ({self.lead.words()}{record}{cycle}), peak {self.peak:.2f} "
                 f"over the scale-in window; {cap}{margin}")

@@ -94,6 +94,9 @@ def test_the_default_finds_the_demands_cycle_and_keeps_the_nodes_its_next_peak_n
     found, blind = _third_peak(True), _third_peak(False)
     reasons = [d.reason for d in found.recorder.decisions if d.t >= 3600]
     assert any("the last cycle (1,800 s, found in the demand)" in r for r in reasons)
+    # the scale-in it holds says the forecast is the last cycle's
+    assert any("not scaling in" in d.reason and "by the last cycle (1,800 s" in d.reason
+               for d in found.recorder.decisions if 4000 < d.t < 4500)
     assert not any("the last cycle" in d.reason for d in blind.recorder.decisions)
     ready = [_mean_between(r, 4470, 4500)[0] for r in (found, blind)]
     assert ready[0] > ready[1]
