@@ -44,6 +44,11 @@ class Forecast:
     judged: int = 0  # past forecasts that record rests on
     cycle: CycleAhead | None = None  # what the last cycle says of the stretch ahead, if known
 
+    @property
+    def by_cycle(self) -> bool:
+        """Whether the last cycle, not the trend, says where the demand is heading."""
+        return self.cycle is not None and self.cycle.demand >= self.ahead
+
     def with_cycle(self, cycle: CycleAhead | None) -> Forecast:
         """This forecast, at least what the last cycle had over the same stretch ahead."""
         if cycle is None:

@@ -45,8 +45,7 @@ def how_many(ctx: Context, view: DemandView, gone_order: list[int]) -> tuple[int
     floor = ctx.memory.demand.floor or 0
     need = max(fit, policy.min_nodes, floor, current - current // 2)
     cycle = view.forecast.cycle
-    by_cycle = (f" by {cycle.words()}" if cycle is not None
-                and cycle.demand >= view.forecast.ahead else "")
+    by_cycle = f" by {cycle.words()}" if cycle is not None and view.forecast.by_cycle else ""
     words = (f"{view.in_demand:.2f} node-loads (the most of now {view.forecast.now:.2f}, "
              f"forecast {view.forecast.ahead:.2f}{by_cycle}, peak {view.peak:.2f}), with room to rise "
              f"x{view.rise:.2f} within a lead time ({room:.2f}), fit {fit} node(s) at "
