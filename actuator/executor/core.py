@@ -132,7 +132,9 @@ class Executor(Context):
         ("new-3" …); a move or split of a partition the plan moves or splits (or did) is left
         out (one whose moves have all ended may move again: the executor moves it from wherever
         it is): the policy decided on a snapshot taken while the plan ran, which may not show
-        it yet. Returns how many actions were added: 0 (nothing added) when no plan is in flight,
+        it yet. The exception: a move still waiting for a node that boots gives way to one onto
+        a node serving now (the first is cancelled, the journal says so), the policy having
+        found its source hot early in the boot (decision/rules/extend.py). Returns how many actions were added: 0 (nothing added) when no plan is in flight,
         it is past its launch phase or rolling back, or `plan` does anything else."""
         if not self.running or self.plan_row["phase"] not in (Phase.PREPARE.value,
                                                              Phase.LAUNCH.value):
@@ -154,6 +156,14 @@ class Executor(Context):
             rename[a.node or ""] = f"new-{n}"
         new = [Step(idx=idx + j, op="launch", node=rename[a.node or ""], profile=a.profile,
                     reason=a.reason, cause=a.cause) for j, a in enumerate(launches)]
+        # A move still waiting for a node that boots gives way to one onto a node serving now:
+        # the policy found its source hot and room elsewhere, and the boot takes minutes.
+        waiting = {s.partition: s for s in self.steps
+                   if s.op == "move" and s.state == "pending" and self.resolve(s.target) is None}
+        retargeted = [waiting[a.partition] for a in plan.actions
+                      if a.op == "move" and a.partition in waiting and a.target not in rename
+                      and self.resolve(a.target) is not None]
+        moving -= {s.partition for s in retargeted}
         for a in plan.actions:
             if a.op == "move" and a.partition not in moving:
                 new.append(Step(idx=idx + len(new), op="move", partition=a.partition,
@@ -164,6 +174,16 @@ class Executor(Context):
                                 partition=a.partition, reason=a.reason, cause=a.cause))
         if not new:
             return 0
+        if retargeted:
+            changes = {"state": "cancelled", "finished_at": now,
+                       "note": "re-targeted: a node serving now takes it"}
+            for st in retargeted:
+                set_state("step", st.state, "cancelled")
+            self.journal.update_steps(self.journaled, [(st.idx, changes) for st in retargeted], now,
+                                      event=f"{len(retargeted)} move(s) to booting nodes re-targeted")
+            for st in retargeted:
+                for k, v in changes.items():
+                    setattr(st, k, v)
         self.journal.add_steps(self.journaled, [s.row() for s in new], now,
                                event=f"plan extended: {len(new)} more action(s) "
                                f"({len(launches)} launch(es))")

@@ -29,7 +29,7 @@ def normalised(view: DemandView) -> tuple[np.ndarray, np.ndarray]:
 
 def relief_moves(ctx: Context, view: DemandView, nodes: int, growth: float = 1.0,
                  queued: frozenset[str] = frozenset(),
-                 plan_nodes: frozenset[str] = frozenset()) -> list[Move]:
+                 plan_nodes: frozenset[str] = frozenset(), retarget: bool = False) -> list[Move]:
     """Moves that bring every node of `nodes` (the active ones, then new ones with nothing yet)
     under its capacity at the SLO with the demand grown by `growth` (the forecast over the
     lead time over today's), hottest first, each onto the coolest node where it pays. A node
@@ -40,7 +40,9 @@ def relief_moves(ctx: Context, view: DemandView, nodes: int, growth: float = 1.0
     landed (on a node not in `plan_nodes`, the nodes active when that plan was decided) they
     are their new node's like any other, and may move on if it is hot (a plan that a ramp
     keeps extending lasts long enough for that). A node the plan launched that none of them
-    has reached yet reads low while it waits for them: it takes no more."""
+    has reached yet reads low while it waits for them: it takes no more. `retarget`: the
+    partitions still waiting to leave count on their nodes and may be sent to a serving node
+    instead (the executor re-targets a move that waits for a booting node)."""
     load, cost = normalised(view)
     arrays = ctx.arrays
     leaving_ids: frozenset[str] = frozenset()
@@ -53,6 +55,8 @@ def relief_moves(ctx: Context, view: DemandView, nodes: int, growth: float = 1.0
         of_plan = np.array([not plan_nodes or n.id in plan_nodes for n in arrays.active] + [False])
         on_plan = of_plan[arrays.node_of]  # node_of -1 (unplaced) reads the appended False
         leaving = np.flatnonzero(is_queued & on_plan)
+        if retarget:
+            leaving = leaving[:0]  # still here, serving: theirs is this node's load
         leaving_ids = frozenset(arrays.ids[i] for i in leaving.tolist())
         if leaving.size:
             load = np.maximum(load - np.bincount(arrays.node_of[leaving], weights=cost[leaving],

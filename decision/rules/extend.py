@@ -17,7 +17,11 @@ launches):
   - otherwise a serving node beyond its capacity sheds busy partitions onto cooler serving
     nodes (`even_out`): a plan that a ramp keeps extending can run for half an hour, and the
     partitions it moved at its start, sized for the demand then, may have made a node hot
-    since. Once landed they are that node's and may move on.
+    since. Once landed they are that node's and may move on. In the first half of the lead
+    time after the last scale-out, while the serving nodes have room on average, a hot node's
+    partitions still waiting for a booting node may go to a serving node now instead (the
+    executor re-targets their moves, Executor.extend): minutes of a saturated node cost more
+    windows than a new node that comes up lighter.
 Every other change waits for the plan's end. A scale-out asked for while a scale-in runs cannot
 extend it (it launches nothing): the control loop cuts that scale-in short instead (its pending
 steps cancelled, Executor.cut_short) and the next round decides the scale-out.
@@ -85,7 +89,8 @@ def even_during_plan(ctx: Context, target: int) -> Plan | None:
     """Busy partitions off a serving node beyond its capacity at the SLO onto cooler serving
     nodes, while a plan leading to `target` nodes runs (a plan that a ramp keeps extending can
     last half an hour, and a node left hot by it loses its tenants' windows all that time). The
-    partitions the plan moves stay out, and the nodes still taking them in take no more."""
+    partitions the plan moves stay out, and the nodes still taking them in take no more; early
+    in the boot (above) the ones still waiting for a new node may go to a serving node."""
     view = ctx.view
     assert view is not None
     load, _ = normalised(view)
@@ -93,7 +98,11 @@ def even_during_plan(ctx: Context, target: int) -> Plan | None:
     if not over:
         return None
     in_flight = ctx.memory.demand
-    moves = relief_moves(ctx, view, ctx.current, 1.0, in_flight.queued, in_flight.plan_nodes)
+    # Early in the boot a partition waiting for a new node may go to a serving node with room
+    # instead (the executor re-targets its move): late in it, the new node is nearly up.
+    early = in_flight.lead_from is not None and ctx.now - in_flight.lead_from < view.lead.seconds / 2
+    moves = relief_moves(ctx, view, ctx.current, 1.0, in_flight.queued, in_flight.plan_nodes,
+                         retarget=early and bool(load.mean() < 1.0))
     if not moves:
         return None
     return even_plan(ctx, target, f"even out while a plan to {target} nodes is carried out: "

@@ -610,7 +610,8 @@ def test_an_extension_may_move_on_a_partition_whose_move_has_ended():
     # While new-1 boots, p2's move between serving nodes lands on rs2 (a node it may leave
     # hot); an extension moves it on to rs1 and the plan ends with p2 there: verify checks
     # its last move, not the first one (which would move it back and forth). A partition
-    # whose move still waits for its node stays the plan's.
+    # whose move still waits for its node stays the plan's, unless the extension sends it to
+    # a node serving now (test_a_move_waiting_for_a_booting_node_gives_way_to_one_onto_a_serving_node).
     world = FakeCluster(delays=SLOW_BOOT)
     world.add_server(RS1, partitions=("p0", "p1", "p2"))
     world.add_server(RS2, partitions=("p3", "p4", "p5"))
@@ -629,13 +630,50 @@ def test_an_extension_may_move_on_a_partition_whose_move_has_ended():
     on = make_plan([A("move", "even out", partition="p2", source=RS2, target=RS1)],
                    {RS1: ("default", ["p1", "p2"])})
     assert ex.extend(on) == 1
-    again = make_plan([A("move", "even out", partition="p0", source=RS1, target=RS2)],
-                      {RS2: ("default", ["p0"])})
-    assert ex.extend(again) == 0  # p0's move still waits for new-1
+    again = _extension(RS1, "p0", node="new-1")
+    assert ex.extend(again) == 1  # p0's move still waits for new-1: only the launch is added
     assert run_to_end(ex, world).state == "done"
     layout = actual_layout(world)
     assert layout["p2"] == RS1 and layout["p0"] == ex.resolve("new-1")
     assert len(ops(world, "move")) == 3
+
+
+def test_a_move_waiting_for_a_booting_node_gives_way_to_one_onto_a_serving_node():
+    # p0 and p1 wait for new-1, which boots for minutes, while rs1 is hot. The policy's
+    # even-out sends p0 to rs2, serving now: the move waiting for new-1 is cancelled (said in
+    # the journal), p0 moves once, to rs2, and the plan still launches new-1 and fills it
+    # with p1. The extension's own new node does not take a waiting partition over.
+    world = FakeCluster(delays=SLOW_BOOT)
+    world.add_server(RS1, partitions=("p0", "p1", "p2"))
+    world.add_server(RS2, partitions=("p3",))
+    A = Action
+    plan = make_plan([A("launch", "scale out", node="new-1", profile="read"),
+                      A("move", "to new", partition="p0", source=RS1, target="new-1"),
+                      A("move", "to new", partition="p1", source=RS1, target="new-1")],
+                     {RS1: ("default", ["p2"]), RS2: ("default", ["p3"]),
+                      "new-1": ("read", ["p0", "p1"])})
+    ex = executor(world)
+    ex.submit(plan, "p1")
+    for _ in range(5):
+        ex.tick()
+        world.advance(1.0)
+    assert ex.status().phase == "launch" and ex.resolve("new-1") is None
+    assert ex.extend(_extension(RS1, "p1", node="new-1")) == 1  # onto a booting node: stays
+    evened = make_plan([A("move", "even out", partition="p0", source=RS1, target=RS2)],
+                       {RS2: ("default", ["p0", "p3"])})
+    assert ex.extend(evened) == 1
+    assert [m.state for m in ex.of("move") if m.partition == "p0"] == ["cancelled", "pending"]
+    for _ in range(10):  # a move takes 5 s here, a boot 300 s
+        ex.tick()
+        world.advance(1.0)
+    assert actual_layout(world)["p0"] == RS2  # moved while new-1 still boots
+    assert ex.resolve("new-1") is None
+    assert run_to_end(ex, world).state == "done"
+    layout = actual_layout(world)
+    assert layout["p0"] == RS2 and layout["p1"] == ex.resolve("new-1") is not None
+    assert [e[1] for e in ops(world, "move")].count("p0") == 1
+    events = [e["message"] for e in ex.journal.events("p1")]
+    assert any("re-targeted" in m for m in events)
 
 
 def test_an_extension_that_removes_or_comes_after_the_launches_is_refused():

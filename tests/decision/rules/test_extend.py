@@ -8,7 +8,7 @@ from dataclasses import replace
 from decision import decide
 from decision.rules.memory import read_memory
 from tests.fixtures.rules import DONE, SIZED, queues_grew
-from tests.fixtures.snapshots import partition, queued_snapshot
+from tests.fixtures.snapshots import later, partition, queued_snapshot
 
 
 def short_cluster(asked_over_served=1.5):
@@ -149,3 +149,31 @@ def test_a_node_its_plan_left_hot_is_evened_out_while_the_plan_runs():
     calm = _serving([0.3] * 4 + [0.5, 0.02], [0.0] * 6, parts)
     assert decide(calm, SIZED, queues_grew(calm, in_flight)).reason.startswith(
         "hold (plan_in_flight)")
+
+
+def test_partitions_waiting_for_a_booting_node_go_to_serving_nodes_with_room_early_in_the_boot():
+    # rs1 is short, rs2-rs4 have room, and two of rs1's partitions wait for the plan's new
+    # nodes, which boot for minutes. A minute into the boot the even-out sends them to rs2-rs4
+    # now (the executor re-targets their moves); they are no longer the plan's queued ones.
+    # Past half the lead time the nodes are nearly up: those two wait for them and only rs1's
+    # other partition moves. With no room on the serving nodes, nothing is re-targeted.
+    first = decide_short(SIZED, DONE)
+    waiting = read_memory(first.memory.history).demand.queued
+    assert {"p1-0", "p1-1"} <= waiting
+    in_flight = first.memory.with_plan_in_flight(first.sizing.target)
+    parts = short_cluster().partitions
+
+    def evened(cpus, after_s):
+        hot = later(_serving(cpus, [600.0] + [0.0] * (len(cpus) - 1), parts), after_s)
+        plan = decide(hot, SIZED, queues_grew(hot, in_flight))
+        assert plan.reason.startswith("even out while a plan to 6 nodes is carried out: rs1")
+        return plan, {a.partition for a in plan.actions if a.op == "move"}
+
+    early, moved = evened([1.0, 0.3, 0.3, 0.3], 60.0)
+    assert {"p1-0", "p1-1"} <= moved
+    assert all(a.target in {"rs2", "rs3", "rs4"} for a in early.actions)
+    assert not read_memory(early.memory.history).demand.queued & moved
+    late, moved = evened([1.0, 0.3, 0.3, 0.3], 300.0)
+    assert moved and not moved & waiting
+    full, moved = evened([1.0, 0.95, 0.95, 0.95], 60.0)
+    assert not moved & waiting
