@@ -175,15 +175,8 @@ class Executor(Context):
         if not new:
             return 0
         if retargeted:
-            changes = {"state": "cancelled", "finished_at": now,
-                       "note": "re-targeted: a node serving now takes it"}
-            for st in retargeted:
-                set_state("step", st.state, "cancelled")
-            self.journal.update_steps(self.journaled, [(st.idx, changes) for st in retargeted], now,
-                                      event=f"{len(retargeted)} move(s) to booting nodes re-targeted")
-            for st in retargeted:
-                for k, v in changes.items():
-                    setattr(st, k, v)
+            self._cancel(retargeted, now, "re-targeted: a node serving now takes it",
+                         f"{len(retargeted)} move(s) to booting nodes re-targeted")
         self.journal.add_steps(self.journaled, [s.row() for s in new], now,
                                event=f"plan extended: {len(new)} more action(s) "
                                f"({len(launches)} launch(es))")
@@ -209,19 +202,22 @@ class Executor(Context):
         pending = [s for s in self.steps if s.state == "pending"]
         if not pending:
             return 0
-        now = self.clock()
         note = f"plan cut short: {why}"
-        changes = {"state": "cancelled", "finished_at": now, "note": note}
-        for st in pending:
-            set_state("step", st.state, "cancelled")
-        self.journal.update_steps(self.journaled, [(st.idx, changes) for st in pending], now,
-                                  event=f"{note} ({len(pending)} step(s) cancelled; "
-                                  f"{', '.join(sorted(self.leaving()))} stay(s))")
-        for st in pending:
-            for k, v in changes.items():
-                setattr(st, k, v)
+        self._cancel(pending, self.clock(), note, f"{note} ({len(pending)} step(s) cancelled; "
+                     f"{', '.join(sorted(self.leaving()))} stay(s))")
         log.info("plan %s cut short (%d step(s) cancelled): %s", self.plan_id, len(pending), why)
         return len(pending)
+
+    def _cancel(self, steps: list[Step], now: float, note: str, event: str) -> None:
+        """`steps` (pending) cancelled with `note`, in one journal write saying `event`."""
+        changes = {"state": "cancelled", "finished_at": now, "note": note}
+        for st in steps:
+            set_state("step", st.state, "cancelled")
+        self.journal.update_steps(self.journaled, [(st.idx, changes) for st in steps], now,
+                                  event=event)
+        for st in steps:
+            for k, v in changes.items():
+                setattr(st, k, v)
 
     def resume(self) -> ExecutionStatus:
         """On start-up: pick up a journaled plan in flight and finish it (or roll it back when
