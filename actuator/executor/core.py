@@ -134,8 +134,9 @@ class Executor(Context):
         it is): the policy decided on a snapshot taken while the plan ran, which may not show
         it yet. The exception: a move still waiting for a node that boots gives way to one onto
         a node serving now (the first is cancelled, the journal says so), the policy having
-        found its source hot early in the boot (decision/rules/extend.py). Returns how many actions were added: 0 (nothing added) when no plan is in flight,
-        it is past its launch phase or rolling back, or `plan` does anything else."""
+        found its source hot early in the boot (decision/rules/extend.py). Returns how many
+        actions were added: 0 (nothing added) when no plan is in flight, it is past its launch
+        phase or rolling back, or `plan` does anything else."""
         if not self.running or self.plan_row["phase"] not in (Phase.PREPARE.value,
                                                              Phase.LAUNCH.value):
             return 0
