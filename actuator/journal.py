@@ -266,11 +266,15 @@ class Journal:
 
     def add_steps(self, plan_id: str, steps: list[Mapping[str, Any]], now: float, *,
                   parent_update: tuple[int, Mapping[str, Any]] | None = None,
+                  updates: Sequence[tuple[int, Mapping[str, Any]]] = (),
                   event: str | None = None) -> None:
-        """Derived steps (e.g. the moves evacuating a node) and their parent's new sub-state, in one write."""
+        """Derived steps (e.g. the moves evacuating a node) and their parent's new sub-state, or
+        other steps' changes (`updates`: the moves an extension re-targets, cancelled), in one
+        write: a crash leaves all of them applied or none."""
         stmts = [self._insert_step(plan_id, s) for s in steps]
         if parent_update is not None and parent_update[1]:
             stmts.append(self._update_step(plan_id, *parent_update))
+        stmts += [self._update_step(plan_id, idx, _redacted(dict(fields))) for idx, fields in updates]
         if event:
             stmts.append(self._event(plan_id, now, "info", parent_update[0] if parent_update else None, event))
         self._write(f"add {len(steps)} steps", stmts)

@@ -48,6 +48,7 @@ profile, a launch whose token tag is already on a node — none is done twice.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Callable
 
@@ -175,12 +176,13 @@ class Executor(Context):
                                 partition=a.partition, reason=a.reason, cause=a.cause))
         if not new:
             return 0
+        event = f"plan extended: {len(new)} more action(s) ({len(launches)} launch(es))"
         if retargeted:
-            self._cancel(retargeted, now, "re-targeted: a node serving now takes it",
-                         f"{len(retargeted)} move(s) to booting nodes re-targeted")
-        self.journal.add_steps(self.journaled, [s.row() for s in new], now,
-                               event=f"plan extended: {len(new)} more action(s) "
-                               f"({len(launches)} launch(es))")
+            event += f"; {len(retargeted)} move(s) to booting nodes re-targeted"
+        # the waiting moves cancelled and their replacements added in one write (in two, a
+        # crash between them would leave a move cancelled as re-targeted and none in its place)
+        self._cancel(retargeted, now, "re-targeted: a node serving now takes it", event,
+                     added=new)
         self.steps.extend(new)
         log.info("plan %s extended: %d more action(s), %d launch(es)", self.plan_id, len(new),
                  len(launches))
@@ -209,13 +211,19 @@ class Executor(Context):
         log.info("plan %s cut short (%d step(s) cancelled): %s", self.plan_id, len(pending), why)
         return len(pending)
 
-    def _cancel(self, steps: list[Step], now: float, note: str, event: str) -> None:
-        """`steps` (pending) cancelled with `note`, in one journal write saying `event`."""
+    def _cancel(self, steps: list[Step], now: float, note: str, event: str,
+                added: Sequence[Step] = ()) -> None:
+        """`steps` (pending) cancelled with `note`, and the steps `added` journaled, in one
+        journal write saying `event`."""
         changes = {"state": "cancelled", "finished_at": now, "note": note}
         for st in steps:
             set_state("step", st.state, "cancelled")
-        self.journal.update_steps(self.journaled, [(st.idx, changes) for st in steps], now,
-                                  event=event)
+        updates = [(st.idx, changes) for st in steps]
+        if added:
+            self.journal.add_steps(self.journaled, [s.row() for s in added], now,
+                                   updates=updates, event=event)
+        else:
+            self.journal.update_steps(self.journaled, updates, now, event=event)
         for st in steps:
             for k, v in changes.items():
                 setattr(st, k, v)

@@ -676,6 +676,49 @@ def test_a_move_waiting_for_a_booting_node_gives_way_to_one_onto_a_serving_node(
     assert any("re-targeted" in m for m in events)
 
 
+def test_a_crash_while_re_targeting_leaves_the_waiting_move_whole(tmp_path):
+    # The cancelled move and the one replacing it are one journal write: killed before it,
+    # the partition still waits for the booting node (not cancelled with nothing in its
+    # place); after a restart the same extension re-targets it.
+    world = FakeCluster(delays=SLOW_BOOT)
+    world.add_server(RS1, partitions=("p0", "p1", "p2"))
+    world.add_server(RS2, partitions=("p3",))
+    path = tmp_path / "journal.sqlite"
+
+    class Killed(Exception):
+        pass
+
+    armed = []
+
+    def crash(moment: str, _number: int, what: str) -> None:
+        if armed and moment == "before" and what.startswith("add "):
+            raise Killed  # the process dies before the write
+
+    A = Action
+    plan = make_plan([A("launch", "scale out", node="new-1", profile="read"),
+                      A("move", "to new", partition="p0", source=RS1, target="new-1")],
+                     {RS1: ("default", ["p1", "p2"]), RS2: ("default", ["p3"]),
+                      "new-1": ("read", ["p0"])})
+    ex = executor(world, journal=Journal(path, on_write=crash))
+    ex.submit(plan, "p1")
+    for _ in range(5):
+        ex.tick()
+        world.advance(1.0)
+    evened = make_plan([A("move", "even out", partition="p0", source=RS1, target=RS2)],
+                       {RS2: ("default", ["p0", "p3"])})
+    armed.append(True)
+    with pytest.raises(Killed):
+        ex.extend(evened)
+    rows = [r for r in Journal(path, readonly=True).load_steps("p1") if r["op"] == "move"]
+    assert [(r["partition"], r["target"], r["state"]) for r in rows] == [("p0", "new-1", "pending")]
+    fresh = executor(world, journal=Journal(path))
+    fresh.resume()
+    assert fresh.extend(evened) == 1
+    assert run_to_end(fresh, world).state == "done"
+    assert actual_layout(world)["p0"] == RS2
+    assert [e[1] for e in ops(world, "move")].count("p0") == 1
+
+
 def test_an_extension_that_removes_or_comes_after_the_launches_is_refused():
     world = FakeCluster(delays=SLOW_BOOT)
     ex = executor(world)
