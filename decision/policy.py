@@ -402,9 +402,9 @@ class PolicyConfig(BaseModel):
     extend_plans: bool = Field(
         True, description="With size_from_demand: while a plan runs the control loop asks the "
         "policy at every sample; a hot partition is split at once and demand whose forecast "
-        "outgrew the size the plan leads to launches more nodes into that plan (the executor "
-        "adds them while the plan still launches). false: nothing is decided until the plan "
-        "ends.")
+        "outgrew the size the plan leads to launches more nodes into that plan, at most as "
+        "many booting as serving or 5 (the executor adds them while the plan still launches). "
+        "false: nothing is decided until the plan ends.")
     even_out: bool = Field(
         True, description="With size_from_demand: when one node carries more than "
         "even_tolerance over the mean and is near its capacity, move busy partitions off the "

@@ -5,7 +5,8 @@ of that plan (`extend_plans`, with size_from_demand; the executor adds them whil
 launches):
   - a node over its capacity by one hot partition gets the split at once (rules/split_fit.py);
   - when the demand's forecast over the lead time has outgrown the size the plan in flight
-    leads to, more nodes are launched at once, their boot not waiting for the plan's moves,
+    leads to, more nodes are launched at once (at most as many booting as serving, or 5:
+    rules/size.py, pending_limit), their boot not waiting for the plan's moves,
     and busy partitions move onto them off the nodes the forecast finds over their capacity
     (rules/even.py), each move starting once its node registers. They are chosen on the
     placement the plan in flight leads to: the partitions it moves onto its new nodes
@@ -38,6 +39,7 @@ from decision.rules.split_fit import too_hot
 from decision.rules.splits import hot_splits, with_splits
 from decision.rules.memory import PendingScaleOut
 from decision.rules.plans import build, hold
+from decision.rules.size import MIN_PENDING, pending_limit
 from decision.rules.rule import Change, Context, Rule
 
 
@@ -54,14 +56,19 @@ def during_plan(rules: Sequence[Rule], ctx: Context, target: int) -> Plan:
             return with_splits(replace(ctx, memory=memory), None, splits, (
                 f"while a plan to {target} nodes is carried out: {len(hot)} node(s) over "
                 f"capacity by one hot partition ({hot[0].node}: {hot[0].reason})"))
-    want = min(view.nodes_for(view.out_demand), target + max(4, target), policy.max_nodes)
+    asked = view.nodes_for(view.out_demand)
+    # the nodes still booting have not served yet: the estimate that bought them is untested
+    want = min(asked, target + max(4, target), pending_limit(ctx.current), policy.max_nodes)
     if want <= target or ctx.veto(Change("add", want - target)) is not None:
         evened = even_during_plan(ctx, target) if policy.even_out else None
         return evened or hold(ctx, "plan_in_flight", f"a plan to {target} nodes is being "
                               f"carried out; {view.words()}")
     k = want - target
-    why = (f"extend the plan in flight to {want} nodes (+{k}): {view.words()}; {want} nodes "
-           f"carry {view.out_demand:.2f} node-loads at {view.u_max:.0%} each")
+    capped = (f" (at most {want} while {target - ctx.current} launched node(s) still boot: "
+              f"as many booting as serving, or {MIN_PENDING})"
+              if want == pending_limit(ctx.current) < min(asked, policy.max_nodes) else "")
+    why = (f"extend the plan in flight to {want} nodes (+{k}): {view.words()}; {asked} nodes "
+           f"carry {view.out_demand:.2f} node-loads at {view.u_max:.0%} each{capped}")
     memory = replace(ctx.memory.acted(ctx.now), scale_out=PendingScaleOut(
         ctx.now, ctx.served, k / max(target, 1)), demand=replace(
         ctx.memory.demand, sized_for=view.out_demand, lead_from=ctx.now))

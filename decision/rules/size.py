@@ -4,7 +4,9 @@ the SLO with slo_headroom; rules/view.py), before the queue forms.
 
     size      ceil(max(demand now, forecast over the lead) / u_max); at most the larger of +4
               nodes and doubling in one decision (Kubernetes' HPA scale-up limit: a guard
-              against a wrong estimate), at most max_nodes
+              against a wrong estimate), at most max_nodes; an extension of a plan in flight
+              (rules/extend.py) also at most as many nodes booting as serving, or 5
+              (`pending_limit`, Ray's autoscaler)
     refused   by an earlier rule (bounds: max_nodes; verify: no gain while no node is short):
               nothing here; the later rules (even out, hold) say what happens
     place     the new nodes take busy partitions off the hottest nodes until the load is even
@@ -24,6 +26,19 @@ from decision.rules.memory import PendingScaleOut
 from decision.rules.plans import build
 from decision.rules.rule import Carry, Change, Context, Rule
 from decision.rules.view import DemandView
+
+
+# Ray's autoscaler (upscaling_speed 1.0, its default) lets as many nodes be pending as are
+# running, and at least 5 when scaling up: a cluster grows at most 100 % per boot. A plan that a
+# forecast keeps extending otherwise compounds the per-decision limit (doubling every 30 s) on
+# the very estimate that limit guards against.
+MIN_PENDING = 5
+
+
+def pending_limit(serving: int) -> int:
+    """The most nodes a plan may lead to while the nodes it launched still boot: as many
+    booting as serving, or MIN_PENDING."""
+    return serving + max(MIN_PENDING, serving)
 
 
 def demand_target(ctx: Context, view: DemandView) -> tuple[int, str]:
@@ -96,4 +111,4 @@ class SizeToDemand(Rule):
                      "scale out: moves off a hot node to a new one", launches, None)
 
 
-__all__ = ["SizeToDemand", "demand_target"]
+__all__ = ["SizeToDemand", "demand_target", "pending_limit", "MIN_PENDING"]

@@ -34,6 +34,19 @@ def test_demand_beyond_the_plan_in_flight_adds_launches_to_it():
     assert launched in {a.target for a in plan.actions if a.op == "move"}
 
 
+def test_an_extension_leads_to_at_most_as_many_booting_nodes_as_serving_ones_or_five():
+    # Four nodes asked three times what they serve want about 14; a plan in flight to 8 has
+    # four still booting, bought on the same estimate: the extension adds one (4 serving + 5),
+    # and once a plan leads to 9 nothing more until some of its nodes serve.
+    plan = decide_short(SIZED, DONE.with_plan_in_flight(8), 3.0)
+    assert plan.reason.startswith("extend the plan in flight to 9 nodes (+1)")
+    assert "as many booting as serving, or 5" in plan.reason
+    assert sum(a.op == "launch" for a in plan.actions) == 1
+    held = decide_short(SIZED, DONE.with_plan_in_flight(9), 3.0)
+    assert held.reason.startswith("hold (plan_in_flight)")
+    assert not [a for a in held.actions if a.op == "launch"]
+
+
 def test_a_plan_in_flight_that_carries_the_demand_is_left_to_finish():
     for memory in (DONE.with_plan_in_flight(6), DONE.with_plan_in_flight(8)):
         plan = decide_short(SIZED, memory)
