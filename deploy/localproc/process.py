@@ -24,13 +24,22 @@ def port_free(port: int) -> bool:
         return True
 
 
+# Ports this process has handed out. A port is picked when a process is defined and bound
+# seconds later, once it has started, so a second pick meanwhile could return it again: a
+# CI run once gave a master's info port and a RegionServer's RPC port the same number, and the
+# RegionServer died with "Address already in use". None is handed out twice.
+_handed_out: set[int] = set()
+
+
 def free_port(low: int = 20_000, high: int = 32_000) -> int:
     """A free TCP port on 127.0.0.1 below Linux's ephemeral range (32768+): ports are picked
     when a process is defined and bound seconds later, and an ephemeral pick could meanwhile
-    be taken by some outgoing connection's source port."""
+    be taken by some outgoing connection's source port. Never one this process handed out
+    before (it may not be bound yet)."""
     for _ in range(200):
         port = random.randint(low, high)
-        if port_free(port):
+        if port not in _handed_out and port_free(port):
+            _handed_out.add(port)
             return port
     raise ClusterError(f"no free port in {low}..{high}")
 
