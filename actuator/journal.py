@@ -271,10 +271,11 @@ class Journal:
         """Derived steps (e.g. the moves evacuating a node) and their parent's new sub-state, or
         other steps' changes (`updates`: the moves an extension re-targets, cancelled), in one
         write: a crash leaves all of them applied or none."""
-        stmts = [self._insert_step(plan_id, s) for s in steps]
+        changes = list(updates)
         if parent_update is not None and parent_update[1]:
-            stmts.append(self._update_step(plan_id, *parent_update))
-        stmts += [self._update_step(plan_id, idx, _redacted(dict(fields))) for idx, fields in updates]
+            changes.insert(0, parent_update)
+        stmts = [self._insert_step(plan_id, s) for s in steps]
+        stmts += [self._update_step(plan_id, idx, _redacted(dict(fields))) for idx, fields in changes]
         if event:
             stmts.append(self._event(plan_id, now, "info", parent_update[0] if parent_update else None, event))
         self._write(f"add {len(steps)} steps", stmts)
