@@ -676,6 +676,19 @@ def test_a_move_waiting_for_a_booting_node_gives_way_to_one_onto_a_serving_node(
     assert any("re-targeted" in m for m in events)
 
 
+class Killed(Exception):
+    """The controller process dying (raised by a journal's on_write hook)."""
+
+
+def _dies_before(write: str, armed: list[bool]):
+    """A journal on_write hook: the process dies just before the first write whose label
+    starts with `write`, once `armed` holds anything."""
+    def hook(moment: str, _number: int, what: str) -> None:
+        if armed and moment == "before" and what.startswith(write):
+            raise Killed
+    return hook
+
+
 def test_a_crash_while_re_targeting_leaves_the_waiting_move_whole(tmp_path):
     # The cancelled move and the one replacing it are one journal write: killed before it,
     # the partition still waits for the booting node (not cancelled with nothing in its
@@ -684,15 +697,8 @@ def test_a_crash_while_re_targeting_leaves_the_waiting_move_whole(tmp_path):
     world.add_server(RS1, partitions=("p0", "p1", "p2"))
     world.add_server(RS2, partitions=("p3",))
     path = tmp_path / "journal.sqlite"
-
-    class Killed(Exception):
-        pass
-
-    armed = []
-
-    def crash(moment: str, _number: int, what: str) -> None:
-        if armed and moment == "before" and what.startswith("add "):
-            raise Killed  # the process dies before the write
+    armed: list[bool] = []
+    crash = _dies_before("add ", armed)
 
     A = Action
     plan = make_plan([A("launch", "scale out", node="new-1", profile="read"),
@@ -795,13 +801,7 @@ def test_only_a_scale_in_not_yet_removing_a_node_is_cut_short():
 def test_a_crash_while_cutting_short_leaves_the_scale_in_whole_and_a_cut_survives_a_restart(tmp_path):
     world = FakeCluster(delays=FakeDelays(move_s=3.0))
     path = tmp_path / "journal.sqlite"
-
-    class Killed(Exception):
-        pass
-
-    def crash(moment: str, _number: int, what: str) -> None:
-        if moment == "before" and what.startswith("update "):
-            raise Killed  # the process dies before the write
+    crash = _dies_before("update ", [True])
 
     ex = _cut_mid_scale_in(world, Journal(path, on_write=crash))
     with pytest.raises(Killed):
