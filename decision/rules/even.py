@@ -85,8 +85,11 @@ def hot_nodes(view: DemandView, load: np.ndarray, tolerance: float) -> list[int]
     return [i for i, n in enumerate(view.demands.nodes) if load[i] > 1.0 + tolerance or n.node in short]
 
 
-def even_words(view: DemandView, load: np.ndarray, over: list[int], moves: list[Move]) -> str:
-    hottest = max(over, key=lambda i: load[i])
+def even_words(ctx: Context, view: DemandView, load: np.ndarray, moves: list[Move]) -> str:
+    """The hottest node the moves leave (not the hottest of the nodes that set the even-out
+    off: a node slow at little load may, and the moves then come off another), its load, the
+    mean."""
+    hottest = max({int(ctx.arrays.node_of[p]) for p, _, _ in moves}, key=lambda i: load[i])
     return (f"{view.demands.nodes[hottest].node} carries {load[hottest]:.0%} of a node's "
             f"capacity at the SLO, the mean {load.mean():.0%}; {len(moves)} busy partition(s) "
             "move to cooler nodes")
@@ -120,7 +123,7 @@ class EvenOut(Rule):
         moves = relief_moves(ctx, view, len(load))
         if not moves:
             return None
-        return even_plan(ctx, ctx.current, f"even out: {even_words(view, load, over, moves)}", moves)
+        return even_plan(ctx, ctx.current, f"even out: {even_words(ctx, view, load, moves)}", moves)
 
 
 __all__ = ["EvenOut", "even_plan", "even_words", "hot_nodes", "relief_moves", "normalised"]

@@ -113,7 +113,7 @@ def even_during_plan(ctx: Context, target: int) -> Plan | None:
     if not moves:
         return None
     return even_plan(ctx, target, f"even out while a plan to {target} nodes is carried out: "
-                     f"{even_words(view, load, over, moves)}", moves)
+                     f"{even_words(ctx, view, load, moves)}", moves)
 
 
 __all__ = ["during_plan", "even_during_plan"]

@@ -31,6 +31,18 @@ def test_an_uneven_cluster_with_every_node_inside_its_capacity_is_left_alone():
     assert sized(EvenOut(), queued_snapshot([0.85, 0.1, 0.1, 0.1], latency_ms=1.0)) is None
 
 
+def test_its_words_name_the_node_the_moves_come_off():
+    # Seen on quota'd HBase: rs1 answers slowly at 19 % CPU (a region just opened on it, its
+    # cache cold), which sets the even-out off; the partition that moves comes off rs2, just
+    # over its capacity at the SLO. The words named rs1 ("rs1 carries 23 % of a node's
+    # capacity"), a node nothing left
+    plan = sized(EvenOut(), queued_snapshot([0.19, 0.95, 0.70], latency_ms=[300.0, 5.0, 5.0]))
+    assert isinstance(plan, Plan)
+    sources = {a.source for a in plan.actions if a.op == "move"}
+    assert sources == {"rs2"}
+    assert "even out: rs2 carries" in plan.reason
+
+
 def test_switched_off_or_with_the_store_placing_data_it_is_off():
     assert sized(EvenOut(), hot_and_cool(), SIZED.model_copy(update={"even_out": False})) is None
     assert sized(EvenOut(), hot_and_cool(),

@@ -179,14 +179,20 @@ def test_partitions_waiting_for_a_booting_node_go_to_serving_nodes_with_room_ear
     def evened(cpus, after_s):
         hot = later(_serving(cpus, [600.0] + [0.0] * (len(cpus) - 1), parts), after_s)
         plan = decide(hot, SIZED, queues_grew(hot, in_flight))
-        assert plan.reason.startswith("even out while a plan to 6 nodes is carried out: rs1")
+        lead = "even out while a plan to 6 nodes is carried out: "
+        assert plan.reason.startswith(lead)
+        # the words name the hottest node the moves come off
+        named = plan.reason[len(lead):].split(" carries")[0]
+        assert named in {a.source for a in plan.actions if a.op == "move"}
         return plan, {a.partition for a in plan.actions if a.op == "move"}
 
     early, moved = evened([1.0, 0.3, 0.3, 0.3], 60.0)
+    assert "carried out: rs1 carries" in early.reason
     assert {"p1-0", "p1-1"} <= moved
     assert all(a.target in {"rs2", "rs3", "rs4"} for a in early.actions)
     assert not read_memory(early.memory.history).demand.queued & moved
     late, moved = evened([1.0, 0.3, 0.3, 0.3], 300.0)
+    assert "carried out: rs1 carries" in late.reason
     assert moved and not moved & waiting
     full, moved = evened([1.0, 0.95, 0.95, 0.95], 60.0)
     assert not moved & waiting
