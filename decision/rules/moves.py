@@ -138,8 +138,10 @@ def greedy_moves(arrays: SnapshotArrays, loads: np.ndarray, sources: list[int],
     (move_pays), else onto the node where it takes most off the hot node soonest if that
     pays. Returns (partition, destination index, why) and the loads after."""
     loads = loads.copy()
-    cost = arrays.load if cost is None else cost
     moves: list[Move] = []
+    if not dest:  # a caller that filtered every node out (all short, all draining): nowhere to go
+        return moves, loads
+    cost = arrays.load if cost is None else cost
     busy = np.flatnonzero(((arrays.load > 0) if waking is None else (arrays.load > 0) | waking)
                           & (cost > 0))
     if stay:

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from decision import decide
-from decision.rules.moves import move_pays
+from decision.arrays import SnapshotArrays
+from decision.rules.moves import costs, greedy_moves, move_pays
 from tests.decision.plan_checks import check_plan
 from tests.fixtures.rules import DONE, marks
 from tests.fixtures.snapshots import make_snapshot, partition
@@ -28,6 +29,18 @@ def test_a_move_pays_when_its_relief_over_the_payback_window_beats_its_warm_up()
     assert not move_pays(G, 0.2, 1.0, 0.5, 0.5)[0]
     # its data arriving after the payback window: nothing left to relieve
     assert not move_pays(G, 0.2, 100.0, 1.2, 0.2, wait_s=G.move_payback_s)[0]
+
+
+def test_with_nowhere_to_go_nothing_moves_and_the_hot_node_keeps_its_load():
+    # A caller that filters destinations (none short, none draining) can be left with none:
+    # the decision must still be made, with no move, not stop on an empty choice.
+    arrays = SnapshotArrays(_one_hot(100.0))
+    util, cost = costs(arrays, G)
+    moves, after = greedy_moves(arrays, util, [0], [], 0.6, 0.8, G, cost)
+    assert moves == [] and after.tolist() == util.tolist()
+    # the same call with somewhere to go moves load off rs1
+    moves, after = greedy_moves(arrays, util, [0], [1, 2, 3], 0.6, 0.8, G, cost)
+    assert moves and after[0] < util[0]
 
 
 def test_a_move_that_cannot_pay_for_its_warm_up_is_not_made():
