@@ -201,6 +201,7 @@ class Measure(Rule):
             if policy.forecast_skill else (1.0, 0)
         cycle, ahead_of_cycle = _cycle(mem.cycle, policy, now, d.total, horizon)
         ahead = forecast(recent, d.total, horizon, skill=record[0], judged=record[1],
+                         significance=policy.trend_significance,
                          **trend).with_cycle(ahead_of_cycle)
         short = tuple(n.node for n in d.nodes if n.queued or (
             slo is not None and n.latency_ms is not None and n.latency_ms > slo))

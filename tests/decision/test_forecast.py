@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from decision.forecast import Recent, forecast, skill
+from decision.forecast import Recent, forecast, significant, skill
 
 ARGS = {"window_s": 300.0, "max_growth": 1.0, "persistence_s": 1e9}  # undamped unless said
 
@@ -162,3 +162,53 @@ def test_the_record_is_a_share_of_the_slope(demands, horizon, prior):
     r = recent([(30.0 * i, d) for i, d in enumerate(demands)])
     factor, judged = skill(r, horizon, since=0.0, prior_rise=prior, **JUDGE)
     assert 0.0 <= factor <= 1.0 and 0 <= judged <= len(demands)
+
+
+# The demand metctl measured at its first three decisions beside a freshly started quota'd
+# HBase, at a steady 346 requests/s (docs/compare-hbase-2026-12-07-report.json, run 2): cold
+# JVMs' CPU, not a ramp. Followed whole, its line forecast 2.86 in 480 s and bought two nodes.
+COLD_START = [(0.0, 1.30), (25.0, 0.83), (55.0, 1.45)]
+
+
+def test_before_any_forecast_is_judged_a_line_through_noise_adds_nothing():
+    r = recent(COLD_START)
+    whole = forecast(r, 1.45, 480.0, **JUDGE)
+    assert whole.ahead > 2.5  # what the policy forecast that day
+    kept = forecast(r, 1.45, 480.0, significance=True, **JUDGE)
+    assert kept.ahead == pytest.approx(1.45) and kept.stands_out == 0.0
+
+
+def test_before_any_forecast_is_judged_a_ramp_is_followed_nearly_whole():
+    # +0.3 node-loads a decision with 2 % noise: the rise stands far out of it
+    rng = np.random.default_rng(3)
+    ramp = [(30.0 * i, (2.0 + 0.3 * i) * float(rng.lognormal(0.0, 0.02))) for i in range(6)]
+    now = ramp[-1][1]
+    whole = forecast(recent(ramp), now, 480.0, **JUDGE)
+    kept = forecast(recent(ramp), now, 480.0, significance=True, **JUDGE)
+    assert kept.stands_out > 0.9
+    assert kept.ahead - now >= 0.9 * (whole.ahead - now) > 0.5
+
+
+def test_once_forecasts_are_judged_their_record_speaks_not_the_lines_noise():
+    r = recent(COLD_START)
+    judged = forecast(r, 1.45, 480.0, skill=0.8, judged=4, significance=True, **JUDGE)
+    assert judged.stands_out == 1.0
+    assert judged.ahead == pytest.approx(forecast(r, 1.45, 480.0, skill=0.8, judged=4,
+                                                  **JUDGE).ahead)
+
+
+def test_a_lines_standard_error_is_its_residuals_over_the_times_spread():
+    assert Recent(((0.0, 1.0), (30.0, 2.0), (60.0, 3.0))).line() == (pytest.approx(1 / 30), 0.0)
+    # a flat line through 1, 2, 1 (mean 4/3): residuals -1/3, 2/3, -1/3 over n - 2 = 1 degree
+    # of freedom, over the times' spread 30^2 + 0 + 30^2
+    slope, error = Recent(((0.0, 1.0), (30.0, 2.0), (60.0, 1.0))).line()
+    assert slope == pytest.approx(0.0, abs=1e-12)
+    assert error == pytest.approx(math.sqrt((1 / 9 + 4 / 9 + 1 / 9) / 1 / 1800), rel=1e-9)
+
+
+@given(st.floats(-10, 10), st.floats(0, 10))
+def test_a_slope_is_kept_in_a_share_of_zero_to_one(slope, error):
+    kept = significant(slope, error)
+    assert 0.0 <= kept <= 1.0
+    if abs(slope) <= error:
+        assert kept == 0.0
