@@ -326,11 +326,12 @@ class PolicyConfig(BaseModel):
         "that rises less (a step, such as a tenant arriving, is a new level once demand stops "
         "rising, not a trend).")
     trend_significance: bool = Field(
-        True, description="The demand's slope is followed in proportion to how far it stands "
-        "out of the noise of the line it is drawn from: shrunk by x max(0, 1 - (standard "
-        "error / slope)^2) (decision/forecast.py, significant). A line through three noisy "
-        "samples on a steady load adds nothing; a ramp's is followed nearly in full. false: "
-        "every slope in full (its record, forecast_skill, still scales it).")
+        True, description="Until one of the forecast's rises has been judged (forecast_skill; "
+        "with forecast_skill false, at every decision), the demand's slope is followed in "
+        "proportion to how far it stands out of the noise of the line it is drawn from: x "
+        "max(0, 1 - (standard error / slope)^2) (decision/forecast.py, significant). A line "
+        "through a cold start's three noisy samples adds nothing; a ramp's is followed nearly "
+        "in full. false: the slope in full until its record scales it.")
     trend_persistence_s: float = Field(
         1800.0, gt=0, allow_inf_nan=False, description="How long a demand trend is assumed "
         "to last on average: the forecast follows the slope damped by it (a damped trend, "
