@@ -59,11 +59,14 @@ class DemandView:
         cap = (self.capacity.words(self.profile) if self.capacity is not None else
                f"a {self.profile} node runs up to {self.u_max:.0%} CPU (capacity not learned yet)")
         margin = f" less {self.headroom:.0%} headroom" if self.headroom > 0 else ""
-        record = (f"; its trend followed x{f.skill:.2f}, as far as the rises of its last "
-                  f"{f.judged} forecasts came true" if f.judged else "")
-        if not f.judged and f.slope > 0 and f.stands_out < 1:
+        if f.judged:
+            record = (f"; its trend followed x{f.skill:.2f}, as far as the rises of its last "
+                      f"{f.judged} forecasts came true")
+        elif f.slope > 0 and f.stands_out < 1:
             record = (f"; its trend followed x{f.stands_out:.2f}, as far as it stands out of "
                       f"its samples' noise (no forecast judged yet)")
+        else:
+            record = ""
         cycle = ""
         if f.cycle is not None:
             c = f.cycle
