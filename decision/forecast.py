@@ -115,11 +115,14 @@ def forecast(recent: Recent, demand_now: float, horizon_s: float, *, window_s: f
              judged: int = 0, significance: bool = False) -> Forecast:
     """Demand `horizon_s` ahead along the damped slope of the last `window_s` of `recent`
     (which should end with the sample of now), its rise scaled by `skill`, within
-    [0, demand_now x (1 + max_growth)]; with `significance`, the slope shrunk by its
-    standard error (`significant`)."""
+    [0, demand_now x (1 + max_growth)]; with `significance` and no forecast `judged` yet, its
+    rise kept as far as the slope stands out of its standard error (`significant`)."""
     now = recent.samples[-1][0] if recent.samples else 0.0
-    slope, error = recent.line(since=now - window_s)
-    kept = significant(slope, error) if significance and judged == 0 else 1.0
+    if significance and judged == 0:
+        slope, error = recent.line(since=now - window_s)
+        kept = significant(slope, error)
+    else:  # skill() calls this once per judged sample: no residuals it does not use
+        slope, kept = recent.slope(since=now - window_s), 1.0
     latter = now - window_s / 2
     if slope > 0 and sum(1 for t, _ in recent.samples if t >= latter) >= 3:
         # A rise is followed only while it lasts. A level shift (a tenant arriving, a crowd
