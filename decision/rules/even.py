@@ -39,14 +39,19 @@ def relief_moves(ctx: Context, view: DemandView, nodes: int, growth: float = 1.0
     so the nodes that plan left hot are the ones relieved, not the same sources again; once
     landed (on a node not in `plan_nodes`, the nodes active when that plan was decided) they
     are their new node's like any other, and may move on if it is hot (a plan that a ramp
-    keeps extending lasts long enough for that). A node the plan launched that none of them
-    has reached yet reads low while it waits for them: it takes no more. `retarget`: the
+    keeps extending lasts long enough for that). A node the plan launched that holds nothing
+    yet, while some of them still wait to leave, reads low while it waits for them: it takes
+    no more. One that holds a partition, whatever brought it, or that nothing is on its way to
+    any more (its moves went to serving nodes while it booted), is a node like any other: a
+    node left out as "arriving" for as long as a ramp keeps extending its plan served one
+    partition at a tenth of its CPU for twenty minutes beside nodes at their capacity
+    (open-big-ramp, seed 1). `retarget`: the
     partitions still waiting to leave count on their nodes and may be sent to a serving node
     instead (the executor re-targets a move that waits for a booting node)."""
     load, cost = normalised(view)
     arrays = ctx.arrays
     leaving_ids: frozenset[str] = frozenset()
-    landed_on: set[int] = set()
+    waiting = False  # some queued partition still sits on a node of the plan
     if queued:
         # A queued partition still on a node of the plan is leaving it (it stays put here); one
         # already on a node that plan launched has landed and is that node's load like any other.
@@ -55,15 +60,16 @@ def relief_moves(ctx: Context, view: DemandView, nodes: int, growth: float = 1.0
         of_plan = np.array([not plan_nodes or n.id in plan_nodes for n in arrays.active] + [False])
         on_plan = of_plan[arrays.node_of]  # node_of -1 (unplaced) reads the appended False
         leaving = np.flatnonzero(is_queued & on_plan)
+        waiting = leaving.size > 0
         if retarget:
             leaving = leaving[:0]  # still here, serving: theirs is this node's load
         leaving_ids = frozenset(arrays.ids[i] for i in leaving.tolist())
         if leaving.size:
             load = np.maximum(load - np.bincount(arrays.node_of[leaving], weights=cost[leaving],
                                                  minlength=len(load)), 0.0)
-        landed_on = set(arrays.node_of[is_queued & ~on_plan].tolist())
+    holding = set(arrays.node_of[arrays.node_of >= 0].tolist())
     arriving = {i for i, n in enumerate(arrays.active)
-                if plan_nodes and n.id not in plan_nodes and i not in landed_on}
+                if waiting and plan_nodes and n.id not in plan_nodes and i not in holding}
     load = np.concatenate([load * growth, np.zeros(nodes - len(load))])
     cost = cost * growth
     mean = float(load.sum()) / max(nodes, 1)

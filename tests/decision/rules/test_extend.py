@@ -95,6 +95,15 @@ def test_the_queued_moves_are_forgotten_once_the_plan_ended():
     assert not read_memory(after.memory.history).demand.queued
 
 
+def _joined(first, rs5_holds: tuple[str, ...] = ()):
+    """short_cluster() with rs5 registered while the plan runs (one of the plan's new nodes),
+    holding only the partitions `rs5_holds`; every other partition where it was."""
+    joined = queued_snapshot([0.9] * 4 + [0.05], [1200.0] * 4 + [None], latency_ms=1000.0)
+    parts = [replace(p, node="rs5") if p.id in rs5_holds else p
+             for p in joined.partitions if p.node != "rs5"]
+    return replace(joined, partitions=tuple(parts))
+
+
 def test_a_node_that_joined_during_the_plan_takes_no_more_from_an_extension():
     # rs5 registered while the plan runs: it is one of the plan's new nodes, its queued
     # partitions still arriving, so it reads cool. The extension sends it nothing more (sent
@@ -102,12 +111,27 @@ def test_a_node_that_joined_during_the_plan_takes_no_more_from_an_extension():
     first = decide_short(SIZED, DONE)
     in_flight = first.memory.with_plan_in_flight(first.sizing.target)
     assert read_memory(in_flight.history).demand.plan_nodes == {"rs1", "rs2", "rs3", "rs4"}
-    joined = queued_snapshot([0.9] * 4 + [0.05], [1200.0] * 4 + [None], latency_ms=1000.0)
+    joined = _joined(first)
     more = decide(joined, SIZED, queues_grew(joined, in_flight))
     assert more.reason.startswith("extend the plan in flight")
     targets = {a.target for a in more.actions if a.op == "move"}
     assert targets and "rs5" not in targets
     assert targets <= {a.node for a in more.actions if a.op == "launch"}
+
+
+def test_a_node_the_plan_launched_that_holds_a_partition_is_a_node_like_any_other():
+    # rs5 joined and holds a partition that is not one the plan queued (an even-out sent it
+    # there, or its own moves went to serving nodes while it booted and one came later): no
+    # queued partition is on its way to it that anyone can know of. Left out as "arriving", it
+    # served one partition at a tenth of its CPU for twenty minutes of a simulated ramp while
+    # the nodes beside it ran at their capacity; it takes its share like any node.
+    first = decide_short(SIZED, DONE)
+    in_flight = first.memory.with_plan_in_flight(first.sizing.target)
+    queued = read_memory(in_flight.history).demand.queued
+    other = next(p.id for p in short_cluster().partitions if p.id not in queued)
+    joined = _joined(first, (other,))
+    more = decide(joined, SIZED, queues_grew(joined, in_flight))
+    assert "rs5" in {a.target for a in more.actions if a.op == "move"}
 
 
 def _serving(cpus, queues, partitions):
@@ -144,12 +168,15 @@ def test_a_node_its_plan_left_hot_is_evened_out_while_the_plan_runs():
     # The scale-out's partitions landed on rs5, one of its new nodes, and demand grew since
     # (a ramp keeps extending the plan for half an hour, the plan was sized at its start): rs5
     # is short while rs1-rs4 have room. Its partitions move on to them now, not at the plan's
-    # end; rs6, another new node none of whose partitions has arrived yet, takes none.
+    # end; rs6, another new node whose partition has not arrived yet (it still waits on rs2),
+    # takes none.
     first = decide_short(SIZED, DONE)
     queued = read_memory(first.memory.history).demand.queued
+    waiting = next(a.partition for a in first.actions if a.op == "move" and a.target == "new-2")
+    to_rs5 = queued - {waiting}
     in_flight = first.memory.with_plan_in_flight(first.sizing.target)
-    parts = [replace(p, node="rs5") if p.id in queued else p for p in short_cluster().partitions]
-    hot = _serving([0.3] * 4 + [1.0, 0.02], [0.0] * 4 + [600.0, 0.0], parts)
+    parts = [replace(p, node="rs5") if p.id in to_rs5 else p for p in short_cluster().partitions]
+    hot = _serving([0.3] * 4 + [1.0, 0.02], [0.0] * 4 + [200.0, 0.0], parts)
     plan = decide(hot, SIZED, queues_grew(hot, in_flight))
     assert plan.reason.startswith("even out while a plan to 6 nodes is carried out: rs5")
     moves = [a for a in plan.actions if a.op == "move"]
@@ -162,6 +189,21 @@ def test_a_node_its_plan_left_hot_is_evened_out_while_the_plan_runs():
     calm = _serving([0.3] * 4 + [0.5, 0.02], [0.0] * 6, parts)
     assert decide(calm, SIZED, queues_grew(calm, in_flight)).reason.startswith(
         "hold (plan_in_flight)")
+
+
+def test_a_node_the_plan_launched_that_nothing_is_on_its_way_to_takes_its_share():
+    # Every partition the plan queued has landed, all of them on rs5 (the executor sent the
+    # ones meant for rs6 to rs5 while rs6 booted): nothing is on its way to rs6 any more, and
+    # left out as "arriving" it would idle until the plan ends. rs5 is hot: rs6, the coolest
+    # node, takes from it.
+    first = decide_short(SIZED, DONE)
+    queued = read_memory(first.memory.history).demand.queued
+    in_flight = first.memory.with_plan_in_flight(first.sizing.target)
+    parts = [replace(p, node="rs5") if p.id in queued else p for p in short_cluster().partitions]
+    hot = _serving([0.7] * 4 + [1.0, 0.02], [0.0] * 4 + [600.0, 0.0], parts)
+    plan = decide(hot, SIZED, queues_grew(hot, in_flight))
+    assert plan.reason.startswith("even out while a plan to 6 nodes is carried out: rs5")
+    assert "rs6" in {a.target for a in plan.actions if a.op == "move"}
 
 
 def test_partitions_waiting_for_a_booting_node_go_to_serving_nodes_with_room_early_in_the_boot():
