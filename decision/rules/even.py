@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from decision.arrays import SnapshotArrays
 from decision.model import Plan, Sizing
 from decision.rules.moves import Move, greedy_moves
 from decision.rules.plans import build
@@ -25,6 +26,20 @@ from decision.rules.view import DemandView
 def normalised(view: DemandView) -> tuple[np.ndarray, np.ndarray]:
     """Each active node's and each partition's demand in node capacities (demand / u_max)."""
     return view.demands.node_demand() / view.u_max, view.demands.partition / view.u_max
+
+
+def requests_load(view: DemandView, arrays: SnapshotArrays) -> np.ndarray | None:
+    """Each active node's load in node capacities as its partitions' requests cost at the
+    learned cost per request of the profile new nodes take (0 for a node of another profile,
+    whose cost is not that one), or None before that cost is learned."""
+    if view.capacity is None:
+        return None
+    get, mutation, scan = view.capacity.cost
+    cost = arrays.reads * get + arrays.writes * mutation + arrays.scans * scan
+    on = arrays.node_of >= 0
+    load = np.bincount(arrays.node_of[on], weights=cost[on], minlength=len(arrays.active))
+    same = np.array([n.profile == view.profile for n in arrays.active], dtype=bool)
+    return np.where(same, load, 0.0) / view.u_max
 
 
 def relief_moves(ctx: Context, view: DemandView, nodes: int, growth: float = 1.0,
@@ -77,6 +92,19 @@ def relief_moves(ctx: Context, view: DemandView, nodes: int, growth: float = 1.0
     sources = [i for i in range(len(view.demands.nodes)) if load[i] > top]
     if not sources:
         return []
+    # A node takes partitions by the load it reads, and one that just took some reads the CPU
+    # of before: the monitor's smoothing follows a step a sample or two late, while the
+    # partitions bring their smoothed rates along (monitor/collector.py keeps a partition's
+    # series across a move). Read cool, it was sent more in the next decisions and ran
+    # saturated (business-day seed 1: rs9 read 0.18 CPU with four partitions of 864 requests/s
+    # each, took five more and answered in 752 ms). So a destination carries at least what its
+    # partitions' requests cost; a source keeps the load that made it one.
+    floor = requests_load(view, arrays)
+    if floor is not None:
+        taking = np.ones(len(load), dtype=bool)
+        taking[sources] = False
+        least = np.concatenate([floor * growth, np.zeros(len(load) - len(floor))])
+        load = np.where(taking, np.maximum(load, least), load)
     # a node that reads hot already is hot, whatever else is on its way: it is a source too
     moves, _ = greedy_moves(arrays, load, sources, [d for d in range(nodes) if d not in arriving],
                             target_load=top, cap=top, policy=ctx.policy, cost=cost,

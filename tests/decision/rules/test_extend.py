@@ -130,6 +130,9 @@ def test_a_node_the_plan_launched_that_holds_a_partition_is_a_node_like_any_othe
     queued = read_memory(in_flight.history).demand.queued
     other = next(p.id for p in short_cluster().partitions if p.id not in queued)
     joined = _joined(first, (other,))
+    # the partition it holds asks little (its CPU says so too)
+    joined = replace(joined, partitions=tuple(replace(p, reads=5.0, writes=0.0) if p.id == other else p
+                                              for p in joined.partitions))
     more = decide(joined, SIZED, queues_grew(joined, in_flight))
     assert "rs5" in {a.target for a in more.actions if a.op == "move"}
 
@@ -216,9 +219,12 @@ def test_partitions_waiting_for_a_booting_node_go_to_serving_nodes_with_room_ear
     waiting = read_memory(first.memory.history).demand.queued
     assert {"p1-0", "p1-1"} <= waiting
     in_flight = first.memory.with_plan_in_flight(first.sizing.target)
-    parts = short_cluster().partitions
 
     def evened(cpus, after_s):
+        # each node's partitions ask in proportion to its CPU, as rs1's (saturated) do to its
+        parts = [replace(p, reads=p.reads * cpus[int(p.node[2:]) - 1],
+                         writes=p.writes * cpus[int(p.node[2:]) - 1])
+                 for p in short_cluster().partitions]
         hot = later(_serving(cpus, [600.0] + [0.0] * (len(cpus) - 1), parts), after_s)
         plan = decide(hot, SIZED, queues_grew(hot, in_flight))
         lead = "even out while a plan to 6 nodes is carried out: "
@@ -236,5 +242,10 @@ def test_partitions_waiting_for_a_booting_node_go_to_serving_nodes_with_room_ear
     late, moved = evened([1.0, 0.3, 0.3, 0.3], 300.0)
     assert "carried out: rs1 carries" in late.reason
     assert moved and not moved & waiting
-    full, moved = evened([1.0, 0.95, 0.95, 0.95], 60.0)
-    assert not moved & waiting
+    # every serving node near its capacity: nothing to re-target to (a hold, or moves that
+    # leave the waiting partitions to the new nodes)
+    parts = [replace(p, reads=p.reads * 0.95, writes=p.writes * 0.95) if p.node != "rs1" else p
+             for p in short_cluster().partitions]
+    full = later(_serving([1.0, 0.95, 0.95, 0.95], [600.0, 0.0, 0.0, 0.0], parts), 60.0)
+    plan = decide(full, SIZED, queues_grew(full, in_flight))
+    assert not {a.partition for a in plan.actions if a.op == "move"} & waiting
