@@ -98,7 +98,9 @@ def relief_moves(ctx: Context, view: DemandView, nodes: int, growth: float = 1.0
     # series across a move). Read cool, it was sent more in the next decisions and ran
     # saturated (business-day seed 1: rs9 read 0.18 CPU with four partitions of 864 requests/s
     # each, took five more and answered in 752 ms). So a destination carries at least what its
-    # partitions' requests cost; a source keeps the load that made it one.
+    # partitions' requests cost, those still waiting to leave for a booting node included
+    # (they leave when it is up; what is sent now arrives now); a source keeps the load that
+    # made it one.
     floor = requests_load(view, arrays)
     if floor is not None:
         taking = np.ones(len(load), dtype=bool)
