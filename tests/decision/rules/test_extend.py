@@ -95,7 +95,7 @@ def test_the_queued_moves_are_forgotten_once_the_plan_ended():
     assert not read_memory(after.memory.history).demand.queued
 
 
-def _joined(first, rs5_holds: tuple[str, ...] = ()):
+def _joined(rs5_holds: tuple[str, ...] = ()):
     """short_cluster() with rs5 registered while the plan runs (one of the plan's new nodes),
     holding only the partitions `rs5_holds`; every other partition where it was."""
     joined = queued_snapshot([0.9] * 4 + [0.05], [1200.0] * 4 + [None], latency_ms=1000.0)
@@ -111,7 +111,7 @@ def test_a_node_that_joined_during_the_plan_takes_no_more_from_an_extension():
     first = decide_short(SIZED, DONE)
     in_flight = first.memory.with_plan_in_flight(first.sizing.target)
     assert read_memory(in_flight.history).demand.plan_nodes == {"rs1", "rs2", "rs3", "rs4"}
-    joined = _joined(first)
+    joined = _joined()
     more = decide(joined, SIZED, queues_grew(joined, in_flight))
     assert more.reason.startswith("extend the plan in flight")
     targets = {a.target for a in more.actions if a.op == "move"}
@@ -129,7 +129,7 @@ def test_a_node_the_plan_launched_that_holds_a_partition_is_a_node_like_any_othe
     in_flight = first.memory.with_plan_in_flight(first.sizing.target)
     queued = read_memory(in_flight.history).demand.queued
     other = next(p.id for p in short_cluster().partitions if p.id not in queued)
-    joined = _joined(first, (other,))
+    joined = _joined((other,))
     # the partition it holds asks little (its CPU says so too)
     joined = replace(joined, partitions=tuple(replace(p, reads=5.0, writes=0.0) if p.id == other else p
                                               for p in joined.partitions))
@@ -220,12 +220,14 @@ def test_partitions_waiting_for_a_booting_node_go_to_serving_nodes_with_room_ear
     assert {"p1-0", "p1-1"} <= waiting
     in_flight = first.memory.with_plan_in_flight(first.sizing.target)
 
-    def evened(cpus, after_s):
+    def asking(cpus):
         # each node's partitions ask in proportion to its CPU, as rs1's (saturated) do to its
-        parts = [replace(p, reads=p.reads * cpus[int(p.node[2:]) - 1],
-                         writes=p.writes * cpus[int(p.node[2:]) - 1])
-                 for p in short_cluster().partitions]
-        hot = later(_serving(cpus, [600.0] + [0.0] * (len(cpus) - 1), parts), after_s)
+        return [replace(p, reads=p.reads * cpus[int(p.node[2:]) - 1],
+                        writes=p.writes * cpus[int(p.node[2:]) - 1])
+                for p in short_cluster().partitions]
+
+    def evened(cpus, after_s):
+        hot = later(_serving(cpus, [600.0] + [0.0] * (len(cpus) - 1), asking(cpus)), after_s)
         plan = decide(hot, SIZED, queues_grew(hot, in_flight))
         lead = "even out while a plan to 6 nodes is carried out: "
         assert plan.reason.startswith(lead)
@@ -244,8 +246,7 @@ def test_partitions_waiting_for_a_booting_node_go_to_serving_nodes_with_room_ear
     assert moved and not moved & waiting
     # every serving node near its capacity: nothing to re-target to (a hold, or moves that
     # leave the waiting partitions to the new nodes)
-    parts = [replace(p, reads=p.reads * 0.95, writes=p.writes * 0.95) if p.node != "rs1" else p
-             for p in short_cluster().partitions]
-    full = later(_serving([1.0, 0.95, 0.95, 0.95], [600.0, 0.0, 0.0, 0.0], parts), 60.0)
+    cpus = [1.0, 0.95, 0.95, 0.95]
+    full = later(_serving(cpus, [600.0, 0.0, 0.0, 0.0], asking(cpus)), 60.0)
     plan = decide(full, SIZED, queues_grew(full, in_flight))
     assert not {a.partition for a in plan.actions if a.op == "move"} & waiting
