@@ -12,7 +12,8 @@ node is a good sample: it shows the most it serves.
 Service time: a node's mean request time (rpc_latency_ms) at utilisation u is read as an
 M/M/1 station's, L = s / (1 - u), so s = L (1 - u); the profile keeps the fastest quarter of
 its nodes (one slow node, a hot partition or a cold cache, does not make every node slow),
-smoothed over time; nothing is learned while caches warm after a plan nor from a node over the
+taken at once when lower than the one learned and followed slowly when higher (what a request
+takes beyond its service passes: a fresh JVM, cold caches, a quota's stops); nothing is learned while caches warm after a plan nor from a node over the
 latency objective (the caller's call: rules/measure.py).
 
 How busy a node may run: the M/M/1 sojourn time is exponential, so its 99th percentile is
@@ -119,7 +120,13 @@ def learn(prev: Learned | None, samples: list[Sample], at: float, *, half_life_s
         # the fastest quarter of the nodes: a slow node is a hot partition or a cold cache,
         # which placement fixes, not what a request costs the profile
         now = float(np.percentile(services, 25))
-        service = now if service is None else service + 0.1 * (now - service)
+        # A request's time on an idle node is the least it is seen to take: what comes on top
+        # (a JVM compiling, cold caches, a quota's stops) passes, so a lower reading is taken
+        # at once and a higher one only slowly. Taken first at a fresh cluster's start, 9.5 ms
+        # stood for ten minutes (nothing is learned while plans run) where 0.5-0.9 ms held
+        # after: a node might run at 45 % of its CPU and three plans bought six RegionServers
+        # where three carry the load (quota'd HBase, 2026-12-08, docs/evaluation.md).
+        service = now if service is None or now < service else service + 0.1 * (now - service)
     return Learned(xx=(xx[0, 0], xx[0, 1], xx[0, 2], xx[1, 1], xx[1, 2], xx[2, 2]),
                    xy=(float(xy[0]), float(xy[1]), float(xy[2])), yy=yy, weight=weight,
                    service_ms=service, at=at)

@@ -63,6 +63,23 @@ def test_service_time_is_the_median_of_the_nodes_and_ignores_queued_ones():
     assert learned.service_ms == pytest.approx(2.0, rel=1e-6)
 
 
+def test_a_slow_first_reading_gives_way_at_once_to_a_faster_one_and_a_slow_spell_only_slowly():
+    # a fresh cluster answers slowly while its JVMs compile and its caches fill: 10 ms a request
+    first = learn(None, [node(reads=2000, latency=10.0 / (1 - 0.2))], 0.0, half_life_s=600.0)
+    warm = learn(first, [node(reads=2000, latency=1.0 / (1 - 0.2))], 30.0, half_life_s=600.0)
+    assert warm.service_ms == pytest.approx(1.0, rel=1e-6)
+    assert max_utilisation(warm.service_ms, 100.0, 0.2, ceiling=0.9, floor=0.3) == 0.9
+    # one slow spell (a GC, a compaction) moves it a little, not to the spell's figure
+    spell = learn(warm, [node(reads=2000, latency=10.0 / (1 - 0.2))], 60.0, half_life_s=600.0)
+    assert 1.0 < spell.service_ms < 2.0
+    # a service time that truly grows (heavier requests) is followed over the next snapshots
+    heavier = spell
+    for k in range(40):
+        heavier = learn(heavier, [node(reads=2000, latency=4.0 / (1 - 0.2))], 90.0 + 30 * k,
+                        half_life_s=600.0)
+    assert heavier.service_ms == pytest.approx(4.0, rel=0.05)
+
+
 def test_max_utilisation_keeps_the_predicted_p99_under_the_slo_with_headroom():
     u = max_utilisation(2.0, 50.0, 0.2, ceiling=0.95, floor=0.3)
     assert predicted_p99_ms(2.0, u) == pytest.approx(50.0 * 0.8)

@@ -59,7 +59,9 @@ def test_a_rising_forecast_keeps_the_nodes_a_flat_one_lets_go():
     def last_plan(cpu_at):
         memory = DONE
         for i in range(21):
-            plan = decide(later(queued_snapshot([cpu_at(i)] * 6), 30.0 * i), SIZED, memory)
+            # requests of 4.75 ms on an idle node, queueing as the CPU rises (M/M/1)
+            at = later(queued_snapshot([cpu_at(i)] * 6, latency_ms=4.75 / (1 - cpu_at(i))), 30.0 * i)
+            plan = decide(at, SIZED, memory)
             memory = plan.memory
         return plan
     flat = last_plan(lambda i: 0.15)
