@@ -13,8 +13,9 @@ Service time: a node's mean request time (rpc_latency_ms) at utilisation u is re
 M/M/1 station's, L = s / (1 - u), so s = L (1 - u); the profile keeps the fastest quarter of
 its nodes (one slow node, a hot partition or a cold cache, does not make every node slow),
 taken at once when lower than the one learned and followed slowly when higher (what a request
-takes beyond its service passes: a fresh JVM, cold caches, a quota's stops); nothing is learned while caches warm after a plan nor from a node over the
-latency objective (the caller's call: rules/measure.py).
+takes beyond its service passes: a fresh JVM, cold caches, a quota's stops); nothing is
+learned while caches warm after a plan nor from a node over the latency objective (the
+caller's call: rules/measure.py).
 
 How busy a node may run: the M/M/1 sojourn time is exponential, so its 99th percentile is
 s ln(100) / (1 - u) (Kleinrock, Queueing Systems I, §3.2). The smallest size whose predicted
@@ -48,7 +49,7 @@ class Learned:
     xy: tuple[float, float, float] = (0.0, 0.0, 0.0)  # sum w x cpu
     yy: float = 0.0                      # sum w cpu^2 (for the fit's error)
     weight: float = 0.0                  # sum w (samples, decayed)
-    service_ms: float | None = None      # smoothed median of L (1 - u) over the profile's nodes
+    service_ms: float | None = None      # the fastest quarter of L (1 - u) over the profile's nodes, least seen
     at: float | None = None              # taken_at of the last update
 
 
