@@ -49,7 +49,7 @@ class Learned:
     xy: tuple[float, float, float] = (0.0, 0.0, 0.0)  # sum w x cpu
     yy: float = 0.0                      # sum w cpu^2 (for the fit's error)
     weight: float = 0.0                  # sum w (samples, decayed)
-    service_ms: float | None = None      # the fastest quarter of L (1 - u) over the profile's nodes, least seen
+    service_ms: float | None = None      # least seen of the fastest quarter of L (1 - u)
     at: float | None = None              # taken_at of the last update
 
 
